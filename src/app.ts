@@ -1,0 +1,96 @@
+import cors from '@fastify/cors'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Config } from './config/config.js'
+import type { DatabaseHandle } from './db/database.js'
+import { ApiError } from './http/errors.js'
+import { registerErrorHandler } from './http/error-handler.js'
+import { registerJsonBody } from './http/json-body.js'
+import { genReqId } from './http/request-id.js'
+import { registerNotFound } from './http/routing.js'
+import { registerValidation } from './http/validation.js'
+import { orderRoutes } from './orders/order.routes.js'
+import { postRoutes } from './posts/post.routes.js'
+import { productRoutes } from './products/product.routes.js'
+import { serviceRoutes } from './service/service.routes.js'
+import { sessionRoutes } from './sessions/session.routes.js'
+import { userRoutes } from './users/user.routes.js'
+
+export interface AppOptions {
+  config: Config
+  database: DatabaseHandle
+  logger?: FastifyServerOptions['logger']
+}
+
+// Builds the application; it does not listen (server.ts does). Tests build it the same way.
+export async function buildApp ({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie']
+    },
+    genReqId,
+    bodyLimit: config.bodyLimitBytes,
+    // Timeouts so that a slow client cannot hold a connection forever.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 72_000,
+    // While closing, requests get the contract's 503 from the hook below, not Fastify's own body.
+    return503OnClosing: false,
+    ajv: { customOptions: { strict: false } },
+    routerOptions: { maxParamLength: 200 }
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.decorate('config', config)
+  app.decorate('db', database.db)
+  app.decorate('dialect', database.dialect)
+  app.decorateRequest('user', null)
+  app.decorateRequest('sessionTokenHash', null)
+
+  let closing = false
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id)
+    if (closing) throw new ApiError('SERVICE_UNAVAILABLE', { message: 'The server is shutting down.', headers: { 'retry-after': '5', connection: 'close' } })
+  })
+  app.addHook('preClose', async () => { closing = true })
+  app.addHook('onClose', async () => { await database.db.destroy() })
+
+  registerErrorHandler(app)
+  registerNotFound(app)
+  registerJsonBody(app)
+  registerValidation(app)
+
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      exposedHeaders: ['Location', 'ETag', 'Link', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed']
+    })
+  }
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Resource API',
+        version: '0.1.0',
+        description: 'Users, sessions, posts, products and orders. Every error has the same body: `{type, title, status, code, message, requestId}` (plus `errors[]` for VALIDATION_ERROR); branch on `code`.'
+      },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /v1/sessions.' } } }
+    }
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+
+  await app.register(serviceRoutes)
+  await app.register(async (v1) => {
+    await v1.register(userRoutes)
+    await v1.register(sessionRoutes)
+    await v1.register(postRoutes)
+    await v1.register(productRoutes)
+    await v1.register(orderRoutes)
+  }, { prefix: '/v1' })
+
+  return app
+}

@@ -1,0 +1,89 @@
+// Configuration comes only from the environment (contract section 2). It is parsed once at
+// start-up; a bad value stops the process with one line naming the variable and why.
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string
+  adminEmail: string | undefined
+  adminPassword: string | undefined
+  sessionTtlSeconds: number
+  bodyLimitBytes: number
+  logLevel: string
+  corsOrigins: string[]
+  rateLimitPerMinute: number
+  loginFailuresPerEmail: number
+  loginFailuresPerClient: number
+}
+
+export class ConfigError extends Error {
+  constructor (readonly variable: string, reason: string) {
+    super(`${variable}: ${reason}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+type Env = Record<string, string | undefined>
+
+function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(name, `must be from ${min} to ${max}, got ${raw}`)
+  return value
+}
+
+function databaseUrl (env: Env): string {
+  const raw = env.DATABASE_URL
+  if (raw === undefined || raw === '') return 'file:./data/app.db'
+  if (raw.startsWith('file:') && raw.length > 'file:'.length) return raw
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw) // eslint-disable-line no-new
+      return raw
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL')
+    }
+  }
+  throw new ConfigError('DATABASE_URL', 'must be file:PATH (embedded SQLite) or postgres://… (PostgreSQL)')
+}
+
+export function loadConfig (env: Env = process.env): Config {
+  const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+  }
+  const adminEmail = env.ADMIN_EMAIL === '' ? undefined : env.ADMIN_EMAIL
+  const adminPassword = env.ADMIN_PASSWORD === '' ? undefined : env.ADMIN_PASSWORD
+  if ((adminEmail === undefined) !== (adminPassword === undefined)) {
+    throw new ConfigError(adminEmail === undefined ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD',
+      'must be set together with ' + (adminEmail === undefined ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL'))
+  }
+  if (adminPassword !== undefined && ([...adminPassword].length < 8 || [...adminPassword].length > 50)) {
+    throw new ConfigError('ADMIN_PASSWORD', 'must be 8 to 50 characters, like every password')
+  }
+  const corsOrigins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '')
+  for (const origin of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin like https://app.example.com`)
+    }
+  }
+  const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host,
+    databaseUrl: databaseUrl(env),
+    adminEmail,
+    adminPassword,
+    sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 86400, 1, 31536000),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1048576, 1, 1073741824),
+    logLevel,
+    corsOrigins,
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1000000),
+    loginFailuresPerEmail: integer(env, 'LOGIN_FAILURES_PER_EMAIL', 10, 1, 1000000),
+    loginFailuresPerClient: integer(env, 'LOGIN_FAILURES_PER_CLIENT', 100, 1, 1000000)
+  }
+}

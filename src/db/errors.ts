@@ -1,0 +1,31 @@
+// Recognises database failures by their driver codes, the same way for both dialects.
+
+function codeOf (error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : ''
+}
+
+export function isUniqueViolation (error: unknown): boolean {
+  const code = codeOf(error)
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+}
+
+export function isForeignKeyViolation (error: unknown): boolean {
+  const code = codeOf(error)
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
+}
+
+const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN'])
+// PostgreSQL: admin/crash shutdown, cannot connect now, too many connections, statement timeout.
+const UNAVAILABLE_PG_CODES = new Set(['57P01', '57P02', '57P03', '53300', '57014'])
+
+// True when the failure is the database being out of reach or overloaded, which the client
+// should retry (503), as opposed to a bug (500).
+export function isDatabaseUnavailable (error: unknown): boolean {
+  const code = codeOf(error)
+  if (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_PG_CODES.has(code) || code.startsWith('08')) return true
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_FULL' ||
+    code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY')) return true
+  const message = error instanceof Error ? error.message : ''
+  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|The database connection is not open|Cannot use a pool after calling end/i.test(message)
+}

@@ -1,0 +1,23 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely'
+import type { DialectName } from './database.js'
+import { usersAndSessions } from './migrations/001-users-and-sessions.js'
+import { posts } from './migrations/002-posts.js'
+import { shop } from './migrations/003-shop.js'
+
+// Migrations live in code (no folder scanning), so the built server and the tests run the very
+// same list. Names sort in the order they must run.
+function migrations (dialect: DialectName): Record<string, Migration> {
+  return {
+    '001-users-and-sessions': usersAndSessions(dialect),
+    '002-posts': posts(dialect),
+    '003-shop': shop(dialect)
+  }
+}
+
+export async function migrateToLatest (db: Kysely<any>, dialect: DialectName): Promise<MigrationResultSet> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) }
+  const migrator = new Migrator({ db, provider })
+  const result = await migrator.migrateToLatest()
+  if (result.error !== undefined) throw result.error
+  return result
+}

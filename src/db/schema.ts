@@ -1,0 +1,20 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { UserTable } from '../users/user.table.js'
+import type { LoginFailureTable, SessionTable } from '../sessions/session.table.js'
+import type { PostTable } from '../posts/post.table.js'
+import type { ProductTable } from '../products/product.table.js'
+import type { IdempotencyKeyTable, OrderTable } from '../orders/order.table.js'
+
+export interface Database {
+  users: UserTable
+  sessions: SessionTable
+  login_failures: LoginFailureTable
+  posts: PostTable
+  products: ProductTable
+  orders: OrderTable
+  idempotency_keys: IdempotencyKeyTable
+}
+
+export type Db = Kysely<Database>
+// Query functions take either the database or an open transaction (kysely example style).
+export type Executor = Kysely<Database> | Transaction<Database>

@@ -1,0 +1,18 @@
+import type { ColumnType } from 'kysely'
+
+// Both drivers are configured to read every integer as a BigInt (better-sqlite3 `safeIntegers`,
+// pg's int8 parser), so 64-bit ids survive exactly; writes accept any integer form.
+export type Int = ColumnType<bigint, bigint | number | string, bigint | number | string>
+export type GeneratedId = ColumnType<bigint, never, never>
+// PostgreSQL stores timestamptz (read as Date); SQLite stores ISO 8601 text. Writes are ISO strings.
+export type Timestamp = ColumnType<Date | string, string, string>
+// Booleans are stored as 0/1 integers in both databases: better-sqlite3 cannot bind booleans.
+export type Flag = ColumnType<bigint | number, number, number>
+
+export function toIso (value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString()
+}
+
+export function nowIso (): string {
+  return new Date().toISOString()
+}

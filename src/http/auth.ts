@@ -1,0 +1,64 @@
+import type { FastifyRequest } from 'fastify'
+import { ApiError } from './errors.js'
+import { nowIso } from '../db/types.js'
+import { findSessionUser } from '../sessions/session.repository.js'
+import { hashToken } from '../sessions/token.js'
+import type { Role } from '../users/user.table.js'
+
+export interface CurrentUser {
+  id: bigint
+  email: string
+  name: string
+  role: Role
+  sessionExpiresAt: Date | string
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/
+
+function unauthenticated (): ApiError {
+  return new ApiError('AUTHENTICATION_REQUIRED', { headers: { 'www-authenticate': 'Bearer realm="api"' } })
+}
+
+/**
+ * onRequest hook for operations that need a logged-in caller: it runs before the body is read,
+ * so an anonymous write is 401 whatever it sends (contract section 6, step 2).
+ */
+export async function authenticate (request: FastifyRequest): Promise<void> {
+  const header = request.headers.authorization
+  const match = typeof header === 'string' ? BEARER.exec(header) : null
+  if (match === null) throw unauthenticated()
+  const tokenHash = hashToken(match[1]!)
+  const found = await findSessionUser(request.server.db, tokenHash, nowIso())
+  if (found === undefined) throw unauthenticated()
+  request.user = { id: found.id, email: found.email, name: found.name, role: found.role, sessionExpiresAt: found.expiresAt }
+  request.sessionTokenHash = tokenHash
+}
+
+/** The caller of an authenticated route (the hook guarantees there is one). */
+export function currentUser (request: FastifyRequest): CurrentUser {
+  if (request.user === null) throw unauthenticated()
+  return request.user
+}
+
+export function isAdmin (user: CurrentUser): boolean {
+  return user.role === 'ADMIN'
+}
+
+export function requireAdmin (request: FastifyRequest): CurrentUser {
+  const user = currentUser(request)
+  if (!isAdmin(user)) throw new ApiError('ACCESS_DENIED')
+  return user
+}
+
+/** Self only (admins included in nothing): the `{id}` of the path must be the caller. */
+export function requireSelf (request: FastifyRequest, id: bigint): CurrentUser {
+  const user = currentUser(request)
+  if (user.id !== id) throw new ApiError('ACCESS_DENIED')
+  return user
+}
+
+export function requireSelfOrAdmin (request: FastifyRequest, id: bigint): CurrentUser {
+  const user = currentUser(request)
+  if (user.id !== id && !isAdmin(user)) throw new ApiError('ACCESS_DENIED')
+  return user
+}

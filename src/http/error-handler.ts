@@ -1,0 +1,41 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isDatabaseUnavailable } from '../db/errors.js'
+import { ApiError } from './errors.js'
+import { sendProblem } from './problem.js'
+
+// Fastify's own failures while reading a request, mapped onto catalogue codes.
+const FRAMEWORK_CODES: Record<string, () => ApiError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ApiError('UNSUPPORTED_MEDIA_TYPE'),
+  FST_ERR_CTP_INVALID_TYPE: () => new ApiError('UNSUPPORTED_MEDIA_TYPE'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('PAYLOAD_TOO_LARGE'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ApiError('MALFORMED_JSON', { message: 'The request body does not match its Content-Length.' }),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError('MALFORMED_JSON')
+}
+
+const RETRY_AFTER_SECONDS = '5'
+
+export function toApiError (error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error
+  const code = (error as FastifyError | null)?.code
+  if (typeof code === 'string' && code in FRAMEWORK_CODES) return FRAMEWORK_CODES[code]!()
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': RETRY_AFTER_SECONDS }, cause: error })
+  }
+  // A client-side failure the framework detected (aborted upload, bad URL encoding, …).
+  const status = (error as FastifyError | null)?.statusCode
+  if (typeof status === 'number' && status === 400) return new ApiError('MALFORMED_JSON', { message: 'The request could not be read.' })
+  return undefined
+}
+
+export function registerErrorHandler (app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toApiError(error)
+    if (known !== undefined) {
+      if (known.code === 'SERVICE_UNAVAILABLE') request.log.warn({ err: error }, 'database unavailable')
+      return sendProblem(request, reply, known)
+    }
+    // The last fallback: log everything, tell the client nothing internal.
+    request.log.error({ err: error }, 'unhandled error')
+    return sendProblem(request, reply, new ApiError('INTERNAL_SERVER_ERROR'))
+  })
+}

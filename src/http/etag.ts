@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError } from './errors.js'
+
+// Strong entity tags computed from what the client sees (contract section 4.5), so a tag
+// changes exactly when the representation does, author renames included, with no version
+// column to keep in step.
+export function etagOf (representation: unknown): string {
+  const json = JSON.stringify(representation, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value)
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`
+}
+
+function listedTags (header: string): string[] {
+  return header.split(',').map((t) => t.trim()).filter((t) => t !== '')
+}
+
+/** GET: sets ETag; true when If-None-Match matches and a 304 has been sent instead. */
+export function sendIfNoneMatch (request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
+  reply.header('etag', etag)
+  const header = request.headers['if-none-match']
+  if (typeof header !== 'string') return false
+  // If-None-Match uses weak comparison (RFC 9110 13.1.2): W/"x" matches "x".
+  const matches = listedTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === etag)
+  if (matches) void reply.code(304).send()
+  return matches
+}
+
+/** PUT, PATCH, DELETE: a stale If-Match is 412 and nothing changes. Strong comparison. */
+export function checkIfMatch (request: FastifyRequest, etag: string): void {
+  const header = request.headers['if-match']
+  if (typeof header !== 'string') return
+  const matches = listedTags(header).some((t) => t === '*' || t === etag)
+  if (!matches) throw new ApiError('PRECONDITION_FAILED')
+}

@@ -1,0 +1,57 @@
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { validationError } from './errors.js'
+import { MAX_ID } from './schemas.js'
+
+// Keyset paging shared by every list (contract section 4.4): newest first by id, `limit` 1–100
+// (default 20), an opaque `cursor`, and a `Link: <…>; rel="next"` that keeps the other query
+// parameters. The cursor is the last id of the page; a page at any depth is one index range scan.
+
+export const DEFAULT_LIMIT = 20
+
+export const PageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_LIMIT, description: 'Items per page, 1 to 100 (default 20).' })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from the previous page\'s Link rel="next".' }))
+}
+const PageQuerySchema = Type.Object(PageQuery)
+export type PageQueryType = Static<typeof PageQuerySchema>
+
+const PREFIX = 'v1:'
+
+export function encodeCursor (lastId: bigint): string {
+  return Buffer.from(PREFIX + lastId.toString()).toString('base64url')
+}
+
+/** The id before which the page starts, or undefined for the first page; 400 when unreadable. */
+export function decodeCursor (cursor: string | undefined): bigint | undefined {
+  if (cursor === undefined) return undefined
+  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
+  const digits = text.startsWith(PREFIX) ? text.slice(PREFIX.length) : ''
+  if (!/^[1-9][0-9]{0,18}$/.test(digits) || BigInt(digits) > MAX_ID) {
+    throw validationError([{ field: 'cursor', message: 'is not a valid cursor' }])
+  }
+  return BigInt(digits)
+}
+
+export interface PageRequest {
+  limit: number
+  before: bigint | undefined
+}
+
+export function pageRequest (query: PageQueryType): PageRequest {
+  return { limit: query.limit ?? DEFAULT_LIMIT, before: decodeCursor(query.cursor) }
+}
+
+/**
+ * Given up to limit + 1 rows fetched newest first, returns the page and sets the Link header
+ * when more rows follow.
+ */
+export function finishPage<T extends { id: bigint }> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number): T[] {
+  if (rows.length <= limit) return rows
+  const page = rows.slice(0, limit)
+  const last = page[page.length - 1]!
+  const url = new URL(request.url, 'http://placeholder')
+  url.searchParams.set('cursor', encodeCursor(last.id))
+  void reply.header('link', `<${url.pathname}${url.search}>; rel="next"`)
+  return page
+}

@@ -1,0 +1,75 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { sql } from 'kysely'
+import { ApiError, catalogue, errorCodes, type ErrorCode } from '../http/errors.js'
+import { errorResponses } from '../http/schemas.js'
+
+const VERSION = '0.1.0'
+
+const ErrorEntry = Type.Object({
+  code: Type.String(),
+  status: Type.Integer(),
+  title: Type.String(),
+  message: Type.String({ description: 'The default message; a response may say more.' })
+})
+
+const Health = Type.Object({ status: Type.String() })
+
+// The service surface outside /v1: index, health, the error catalogue and the OpenAPI document.
+export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/', {
+    schema: {
+      tags: ['service'],
+      summary: 'Service index',
+      response: {
+        200: Type.Object({
+          name: Type.String(),
+          version: Type.String(),
+          links: Type.Object({ api: Type.String(), openapi: Type.String(), docs: Type.String(), health: Type.String(), errors: Type.String() })
+        })
+      }
+    }
+  }, async () => ({
+    name: 'resource-api',
+    version: VERSION,
+    links: { api: '/v1', openapi: '/openapi.json', docs: '/docs', health: '/health/ready', errors: '/errors' }
+  }))
+
+  app.get('/health/live', {
+    schema: { tags: ['service'], summary: 'Liveness: 200 while the process runs', response: { 200: Health } }
+  }, async () => ({ status: 'ok' }))
+
+  app.get('/health/ready', {
+    schema: {
+      tags: ['service'],
+      summary: 'Readiness: 200 when the database answers',
+      response: { 200: Health, ...errorResponses('SERVICE_UNAVAILABLE') }
+    }
+  }, async () => {
+    try {
+      await sql`select 1`.execute(app.db)
+    } catch (error) {
+      throw new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' }, cause: error })
+    }
+    return { status: 'ok' }
+  })
+
+  app.get('/errors', {
+    schema: { tags: ['service'], summary: 'The error catalogue', response: { 200: Type.Array(ErrorEntry) } }
+  }, async () => errorCodes.map((code) => ({ code, ...catalogue[code] })))
+
+  app.get('/errors/:code', {
+    schema: {
+      tags: ['service'],
+      summary: 'One error code\'s catalogue entry (the `type` URI of every error body)',
+      params: Type.Object({ code: Type.String({ maxLength: 64 }) }),
+      response: { 200: ErrorEntry, ...errorResponses('NOT_FOUND') }
+    }
+  }, async (request) => {
+    const code = request.params.code
+    if (!Object.hasOwn(catalogue, code)) throw new ApiError('NOT_FOUND', { message: 'No such error code.' })
+    return { code, ...catalogue[code as ErrorCode] }
+  })
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+}

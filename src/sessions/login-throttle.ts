@@ -1,0 +1,86 @@
+import type { Executor } from '../db/schema.js'
+import { ApiError } from '../http/errors.js'
+
+// Failed log-ins are counted in the database, per e-mail and per client address, over a sliding
+// 15-minute window, so the limits hold across every instance behind a load balancer. Past a
+// limit the answer is 429 whatever the password, until enough failures age out of the window.
+
+export const WINDOW_SECONDS = 15 * 60
+
+export interface ThrottleKeys { email: string, client: string }
+export interface ThrottleLimits { perEmail: number, perClient: number }
+
+interface ScopeState { scope: 'email' | 'client', key: string, limit: number, count: number }
+
+async function countFailures (db: Executor, scope: 'email' | 'client', key: string, since: string): Promise<number> {
+  const row = await db.selectFrom('login_failures').select((eb) => eb.fn.countAll().as('count'))
+    .where('scope', '=', scope).where('key', '=', key).where('failed_at', '>', since)
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
+}
+
+/** Seconds until the count for this scope drops below its limit again. */
+async function secondsUntilFree (db: Executor, state: ScopeState, since: string, now: number): Promise<number> {
+  const row = await db.selectFrom('login_failures').select('failed_at')
+    .where('scope', '=', state.scope).where('key', '=', state.key).where('failed_at', '>', since)
+    .orderBy('failed_at', 'asc').offset(state.count - state.limit).limit(1)
+    .executeTakeFirst()
+  const freedAt = row === undefined ? now : new Date(row.failed_at).getTime() + WINDOW_SECONDS * 1000
+  return Math.max(1, Math.ceil((freedAt - now) / 1000))
+}
+
+function rateLimitHeaders (states: ScopeState[], resetSeconds: number): Record<string, string> {
+  const tightest = states.reduce((a, b) => (b.limit - b.count < a.limit - a.count ? b : a))
+  const remaining = Math.max(0, tightest.limit - tightest.count)
+  return {
+    // draft-ietf-httpapi-ratelimit-headers: the policies in force and the one closest to its limit.
+    'ratelimit-policy': states.map((s) => `"login-${s.scope}";q=${s.limit};w=${WINDOW_SECONDS}`).join(', '),
+    ratelimit: `"login-${tightest.scope}";r=${remaining};t=${resetSeconds}`
+  }
+}
+
+export interface ThrottleState {
+  /** The RateLimit header fields for the answer, counting this attempt when it failed. */
+  headers: (failed: boolean) => Record<string, string>
+}
+
+/** Throws 429 TOO_MANY_REQUESTS when either limit is reached. */
+export async function checkLoginThrottle (db: Executor, keys: ThrottleKeys, limits: ThrottleLimits, now = Date.now()): Promise<ThrottleState> {
+  const since = new Date(now - WINDOW_SECONDS * 1000).toISOString()
+  const states: ScopeState[] = [
+    { scope: 'email', key: keys.email, limit: limits.perEmail, count: await countFailures(db, 'email', keys.email, since) },
+    { scope: 'client', key: keys.client, limit: limits.perClient, count: await countFailures(db, 'client', keys.client, since) }
+  ]
+  const blocked = states.filter((s) => s.count >= s.limit)
+  if (blocked.length > 0) {
+    let retryAfter = 0
+    for (const state of blocked) retryAfter = Math.max(retryAfter, await secondsUntilFree(db, state, since, now))
+    throw new ApiError('TOO_MANY_REQUESTS', {
+      message: 'Too many failed log-in attempts. Try again later.',
+      headers: { 'retry-after': String(retryAfter), ...rateLimitHeaders(states, retryAfter) }
+    })
+  }
+  return {
+    headers: (failed) => rateLimitHeaders(failed ? states.map((s) => ({ ...s, count: s.count + 1 })) : states, WINDOW_SECONDS)
+  }
+}
+
+export async function recordLoginFailure (db: Executor, keys: ThrottleKeys, now = Date.now()): Promise<void> {
+  const failedAt = new Date(now).toISOString()
+  const since = new Date(now - WINDOW_SECONDS * 1000).toISOString()
+  await db.insertInto('login_failures').values([
+    { scope: 'email', key: keys.email, failed_at: failedAt },
+    { scope: 'client', key: keys.client, failed_at: failedAt }
+  ]).execute()
+  // Keep the table small: failures older than the window no longer count for anything.
+  await db.deleteFrom('login_failures').where('failed_at', '<=', since)
+    .where((eb) => eb.or([
+      eb.and([eb('scope', '=', 'email'), eb('key', '=', keys.email)]),
+      eb.and([eb('scope', '=', 'client'), eb('key', '=', keys.client)])
+    ])).execute()
+}
+
+/** A successful log-in clears the e-mail's count (not the client's: one address may try many e-mails). */
+export async function clearEmailFailures (db: Executor, email: string): Promise<void> {
+  await db.deleteFrom('login_failures').where('scope', '=', 'email').where('key', '=', email).execute()
+}

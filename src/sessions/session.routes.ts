@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { authenticate, currentUser } from '../http/auth.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, NoContent } from '../http/schemas.js'
+import { deleteSession } from './session.repository.js'
+import { LoginBody, Session } from './session.schemas.js'
+import { logIn, sessionRepresentation } from './session.service.js'
+
+const TOKEN_FROM_HEADER = /^Bearer (.+)$/
+
+export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/sessions', {
+    schema: {
+      tags: ['sessions'],
+      summary: 'Log in',
+      description: 'Exchanges an e-mail and password for a bearer token. Failed attempts are limited per e-mail and per client address (429 past the limit).',
+      body: LoginBody,
+      response: { 201: Session, ...errorResponses(...BODY_ERRORS, 'INVALID_CREDENTIALS', 'TOO_MANY_REQUESTS') }
+    }
+  }, async (request, reply) => {
+    const { session, headers } = await logIn(app.db, app.config, request.body.email, request.body.password, request.ip)
+    return await reply.code(201).headers(headers).send(session)
+  })
+
+  app.get('/sessions/current', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['sessions'],
+      summary: 'The current session',
+      security: [{ bearerAuth: [] }],
+      response: { 200: Session, ...errorResponses(...AUTH_ERRORS) }
+    }
+  }, async (request) => {
+    const user = currentUser(request)
+    const token = TOKEN_FROM_HEADER.exec(request.headers.authorization ?? '')?.[1] ?? ''
+    return sessionRepresentation(token, user.sessionExpiresAt, user)
+  })
+
+  app.delete('/sessions/current', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['sessions'],
+      summary: 'Log out',
+      description: 'Revokes the token at once.',
+      security: [{ bearerAuth: [] }],
+      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS) }
+    }
+  }, async (request, reply) => {
+    await deleteSession(app.db, request.sessionTokenHash ?? '')
+    return await reply.code(204).send(null)
+  })
+}

@@ -1,0 +1,49 @@
+import type { Config } from '../config/config.js'
+import type { Db } from '../db/schema.js'
+import { toIso } from '../db/types.js'
+import { ApiError } from '../http/errors.js'
+import { findUserByEmail } from '../users/user.repository.js'
+import type { UserRow } from '../users/user.table.js'
+import { verifyAgainstDummy, verifyPassword } from '../users/password.js'
+import { checkLoginThrottle, clearEmailFailures, recordLoginFailure } from './login-throttle.js'
+import { insertSession } from './session.repository.js'
+import { newToken } from './token.js'
+
+function invalidCredentials (headers: Record<string, string>): ApiError {
+  return new ApiError('INVALID_CREDENTIALS', { headers })
+}
+
+/**
+ * Checks an e-mail and password under the log-in limits. A wrong e-mail and a wrong password
+ * give the same error, message and (through the dummy hash) the same time.
+ */
+export async function verifyCredentials (db: Db, config: Config, email: string, password: string, client: string): Promise<{ user: UserRow, headers: Record<string, string> }> {
+  const keys = { email: email.toLowerCase(), client }
+  const throttle = await checkLoginThrottle(db, keys, { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient })
+  const user = await findUserByEmail(db, email)
+  const ok = user === undefined ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
+  if (user === undefined || !ok) {
+    await recordLoginFailure(db, keys)
+    throw invalidCredentials(throttle.headers(true))
+  }
+  await clearEmailFailures(db, keys.email)
+  return { user, headers: throttle.headers(false) }
+}
+
+export function sessionRepresentation (token: string, expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
+  return {
+    token,
+    tokenType: 'Bearer' as const,
+    expiresAt: toIso(expiresAt),
+    user: { id: user.id, email: user.email, name: user.name, role: user.role }
+  }
+}
+
+export async function logIn (db: Db, config: Config, email: string, password: string, client: string) {
+  const { user, headers } = await verifyCredentials(db, config, email, password, client)
+  const { token, hash } = newToken()
+  const now = Date.now()
+  const expiresAt = new Date(now + config.sessionTtlSeconds * 1000).toISOString()
+  await insertSession(db, user.id, hash, new Date(now).toISOString(), expiresAt)
+  return { session: sessionRepresentation(token, expiresAt, user), headers }
+}

@@ -1,0 +1,30 @@
+import { hash, verify } from '@node-rs/argon2'
+
+// Argon2id at OWASP's minimum recommendation (m = 19 MiB, t = 2, p = 1). @node-rs/argon2 runs
+// the work on the libuv thread pool, off the event loop.
+// `algorithm: 2` is Argon2id (the package's const enum cannot be imported under verbatimModuleSyntax).
+const OPTIONS = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const
+
+export async function hashPassword (password: string): Promise<string> {
+  return await hash(password, OPTIONS)
+}
+
+export async function verifyPassword (passwordHash: string, password: string): Promise<boolean> {
+  try {
+    return await verify(passwordHash, password)
+  } catch {
+    return false
+  }
+}
+
+let dummyHash: Promise<string> | undefined
+
+/**
+ * Verifies against a fixed hash when the e-mail is unknown, so that an unknown e-mail and a
+ * wrong password take the same time and cannot be told apart.
+ */
+export async function verifyAgainstDummy (password: string): Promise<false> {
+  dummyHash ??= hashPassword('dummy password that never matches')
+  await verifyPassword(await dummyHash, password)
+  return false
+}

@@ -1,0 +1,67 @@
+import type { Executor } from '../db/schema.js'
+import { isUniqueViolation } from '../db/errors.js'
+import { ApiError } from '../http/errors.js'
+import type { Role, UserRow } from './user.table.js'
+
+// Uniqueness of e-mail is the database's job (a unique index on lower(email)); its violation,
+// from either dialect, becomes DUPLICATE_EMAIL. There is no check-then-insert race to lose.
+async function mapDuplicateEmail<T> (work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ApiError('DUPLICATE_EMAIL', { cause: error })
+    throw error
+  }
+}
+
+export interface NewUser {
+  email: string
+  name: string
+  passwordHash: string
+  role: Role
+  now: string
+}
+
+export async function insertUser (db: Executor, user: NewUser): Promise<UserRow> {
+  return await mapDuplicateEmail(db.insertInto('users')
+    .values({ email: user.email, name: user.name, password_hash: user.passwordHash, role: user.role, created_at: user.now, updated_at: user.now })
+    .returningAll()
+    .executeTakeFirstOrThrow())
+}
+
+export async function findUserById (db: Executor, id: bigint): Promise<UserRow | undefined> {
+  return await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+export async function findUserByEmail (db: Executor, email: string): Promise<UserRow | undefined> {
+  return await db.selectFrom('users').selectAll()
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst()
+}
+
+export async function updateUser (db: Executor, id: bigint, changes: { email: string, name: string, now: string }): Promise<UserRow> {
+  return await mapDuplicateEmail(db.updateTable('users')
+    .set({ email: changes.email, name: changes.name, updated_at: changes.now })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow())
+}
+
+export async function updatePasswordHash (db: Executor, id: bigint, passwordHash: string, now: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute()
+}
+
+export async function setAdmin (db: Executor, id: bigint, passwordHash: string, now: string): Promise<void> {
+  await db.updateTable('users').set({ role: 'ADMIN', password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute()
+}
+
+/** Deletes the user; sessions, posts and orders go with it through ON DELETE CASCADE. */
+export async function deleteUser (db: Executor, id: bigint): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', id).execute()
+}
+
+export async function countPostsByAuthor (db: Executor, authorId: bigint): Promise<number> {
+  const row = await db.selectFrom('posts').select((eb) => eb.fn.countAll().as('count'))
+    .where('author_id', '=', authorId).executeTakeFirstOrThrow()
+  return Number(row.count)
+}

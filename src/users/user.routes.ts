@@ -1,0 +1,138 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { forUpdate } from '../db/lock.js'
+import { nowIso, toIso } from '../db/types.js'
+import { authenticate, requireSelf } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, NoContent } from '../http/schemas.js'
+import { deleteOtherSessions } from '../sessions/session.repository.js'
+import { verifyCredentials } from '../sessions/session.service.js'
+import { hashPassword } from './password.js'
+import { countPostsByAuthor, deleteUser, findUserByEmail, findUserById, insertUser, updatePasswordHash, updateUser } from './user.repository.js'
+import { toUserPrivate, toUserPublic, userTagSource } from './user.representation.js'
+import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
+
+const security = [{ bearerAuth: [] }]
+const ifMatchHeader = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 and nothing changes.' })) })
+
+export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, dialect } = app
+
+  app.post('/users', {
+    schema: {
+      tags: ['users'],
+      summary: 'Create a user (sign up)',
+      body: UserCreateBody,
+      response: { 201: UserPrivate, ...errorResponses(...BODY_ERRORS, 'DUPLICATE_EMAIL') }
+    }
+  }, async (request, reply) => {
+    const { email, password, name } = request.body
+    // A cheap early answer for the common case; the unique index decides the race.
+    if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
+    const passwordHash = await hashPassword(password)
+    const user = await insertUser(db, { email, name, passwordHash, role: 'USER', now: nowIso() })
+    return await reply.code(201).header('location', `/v1/users/${user.id}`).send(toUserPrivate(user))
+  })
+
+  app.get('/users/:id', {
+    schema: {
+      tags: ['users'],
+      summary: 'Read a user',
+      params: IdParams,
+      response: { 200: UserPublic, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
+    }
+  }, async (request, reply) => {
+    const user = await findUserById(db, BigInt(request.params.id))
+    if (user === undefined) throw new ApiError('USER_NOT_FOUND')
+    if (sendIfNoneMatch(request, reply, etagOf(userTagSource(user)))) return reply
+    return toUserPublic(user)
+  })
+
+  app.put('/users/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['users'],
+      summary: 'Replace your e-mail and name',
+      security,
+      params: IdParams,
+      headers: ifMatchHeader,
+      body: UserReplaceBody,
+      response: { 200: UserPrivate, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL') }
+    }
+  }, async (request, reply) => {
+    const id = BigInt(request.params.id)
+    const updated = await db.transaction().execute(async (trx) => {
+      const user = await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
+      if (user === undefined) throw new ApiError('USER_NOT_FOUND')
+      requireSelf(request, id)
+      checkIfMatch(request, etagOf(userTagSource(user)))
+      return await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
+    })
+    return await reply.header('etag', etagOf(userTagSource(updated))).send(toUserPrivate(updated))
+  })
+
+  app.delete('/users/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['users'],
+      summary: 'Delete your account',
+      description: 'Your sessions, posts and orders go with it; the e-mail address becomes free.',
+      security,
+      params: IdParams,
+      headers: ifMatchHeader,
+      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
+    }
+  }, async (request, reply) => {
+    const id = BigInt(request.params.id)
+    await db.transaction().execute(async (trx) => {
+      const user = await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
+      if (user === undefined) throw new ApiError('USER_NOT_FOUND')
+      requireSelf(request, id)
+      checkIfMatch(request, etagOf(userTagSource(user)))
+      await deleteUser(trx, id)
+    })
+    return await reply.code(204).send(null)
+  })
+
+  app.get('/users/:id/profile', {
+    schema: {
+      tags: ['users'],
+      summary: 'Read a user\'s public profile',
+      params: IdParams,
+      response: { 200: Profile, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
+    }
+  }, async (request, reply) => {
+    const id = BigInt(request.params.id)
+    const user = await findUserById(db, id)
+    if (user === undefined) throw new ApiError('USER_NOT_FOUND')
+    const profile = { id: user.id, name: user.name, postCount: await countPostsByAuthor(db, id), createdAt: toIso(user.created_at) }
+    if (sendIfNoneMatch(request, reply, etagOf(profile))) return reply
+    return profile
+  })
+
+  app.put('/users/:id/password', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['users'],
+      summary: 'Change your password',
+      description: 'Needs the current password (a wrong one is 401 INVALID_CREDENTIALS and counts as a failed log-in). Every other session of the user is revoked; this one stays.',
+      security,
+      params: IdParams,
+      body: PasswordChangeBody,
+      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'INVALID_CREDENTIALS', 'TOO_MANY_REQUESTS') }
+    }
+  }, async (request, reply) => {
+    const id = BigInt(request.params.id)
+    const user = await findUserById(db, id)
+    if (user === undefined) throw new ApiError('USER_NOT_FOUND')
+    requireSelf(request, id)
+    await verifyCredentials(db, app.config, user.email, request.body.currentPassword, request.ip)
+    const passwordHash = await hashPassword(request.body.newPassword)
+    await db.transaction().execute(async (trx) => {
+      await updatePasswordHash(trx, id, passwordHash, nowIso())
+      await deleteOtherSessions(trx, id, request.sessionTokenHash ?? '')
+    })
+    return await reply.code(204).send(null)
+  })
+}
