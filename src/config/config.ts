@@ -42,7 +42,7 @@ function databaseUrl (env: Env): string {
   if (raw.startsWith('file:') && raw.length > 'file:'.length) return raw
   if (/^postgres(ql)?:\/\//.test(raw)) {
     try {
-      new URL(raw) // eslint-disable-line no-new
+      new URL(raw)
       return raw
     } catch {
       throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL')

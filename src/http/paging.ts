@@ -13,7 +13,7 @@ export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_LIMIT, description: 'Items per page, 1 to 100 (default 20).' })),
   cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from the previous page\'s Link rel="next".' }))
 }
-const PageQuerySchema = Type.Object(PageQuery)
+export const PageQuerySchema = Type.Object(PageQuery)
 export type PageQueryType = Static<typeof PageQuerySchema>
 
 const PREFIX = 'v1:'

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import assert from 'node:assert/strict'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { loadConfig, type Config } from '../src/config/config.js'
+import { openDatabase, type DialectName } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+
+// Each test file builds its own app on a fresh database: a new SQLite file, or a new
+// PostgreSQL database when TEST_DB=postgres (scripts/test.mjs runs the suite once per database).
+
+export const dialect: DialectName = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite'
+
+async function freshDatabaseUrl (): Promise<{ url: string, drop: () => Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'api-test-'))
+    return { url: `file:${join(dir, 'test.db')}`, drop: async () => { rmSync(dir, { recursive: true, force: true }) } }
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL
+  if (adminUrl === undefined) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL')
+  const name = `test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+    }
+  }
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  config: Config
+  /** Base URL of the app listening on a loopback port (started on first use), for real HTTP. */
+  url: () => Promise<string>
+  close: () => Promise<void>
+}
+
+export async function buildTestApp (env: Record<string, string> = {}): Promise<TestApp> {
+  const { url: databaseUrl, drop } = await freshDatabaseUrl()
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl })
+  const database = openDatabase(config.databaseUrl)
+  await migrateToLatest(database.db, database.dialect)
+  const app = await buildApp({ config, database, logger: false })
+  await app.ready()
+  let base: string | undefined
+  return {
+    app,
+    config,
+    url: async () => {
+      if (base === undefined) {
+        await app.listen({ port: 0, host: '127.0.0.1' })
+        base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+      }
+      return base
+    },
+    close: async () => {
+      await app.close()
+      await drop()
+    }
+  }
+}
+
+let counter = 0
+/** A unique, valid e-mail address for this run. */
+export function uniqueEmail (prefix = 'user'): string {
+  counter += 1
+  return `${prefix}${counter}.${randomBytes(3).toString('hex')}@example.com`
+}
+
+export interface TestUser {
+  id: number
+  email: string
+  name: string
+  password: string
+  token: string
+  auth: { authorization: string }
+}
+
+/** Creates a user through the API and logs it in. */
+export async function createUser (app: FastifyInstance, fields: Partial<{ email: string, name: string, password: string }> = {}): Promise<TestUser> {
+  const email = fields.email ?? uniqueEmail()
+  const name = fields.name ?? 'Tester'
+  const password = fields.password ?? 'correct horse battery'
+  const created = await app.inject({ method: 'POST', url: '/v1/users', payload: { email, name, password } })
+  assert.equal(created.statusCode, 201, created.body)
+  const token = await login(app, email, password)
+  return { id: created.json().id, email, name, password, token, auth: { authorization: `Bearer ${token}` } }
+}
+
+export async function login (app: FastifyInstance, email: string, password: string): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password } })
+  assert.equal(res.statusCode, 201, res.body)
+  return res.json().token
+}
+
+/** Creates an admin through the ADMIN_* start-up path and logs it in. */
+export async function createAdmin (app: FastifyInstance): Promise<TestUser> {
+  const { ensureAdmin } = await import('../src/users/admin-bootstrap.js')
+  const email = uniqueEmail('admin')
+  const password = 'admin password 1'
+  await ensureAdmin(app.db, email, password)
+  const token = await login(app, email, password)
+  const me = await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: { authorization: `Bearer ${token}` } })
+  return { id: me.json().user.id, email, name: me.json().user.name, password, token, auth: { authorization: `Bearer ${token}` } }
+}
+
+/**
+ * Asserts the contract's error shape: status, code, the problem members, the request id, and
+ * (for VALIDATION_ERROR) exactly this set of failed fields.
+ */
+export function assertError (res: LightMyRequestResponse | { statusCode: number, headers: Record<string, unknown>, json: () => any }, status: number, code: string, fields?: string[]): void {
+  const body = res.json()
+  assert.equal(res.statusCode, status, JSON.stringify(body))
+  assert.equal(body.code, code)
+  assert.equal(body.status, status)
+  assert.equal(body.type, `/errors/${code}`)
+  assert.equal(typeof body.title, 'string')
+  assert.equal(typeof body.message, 'string')
+  assert.equal(body.requestId, res.headers['x-request-id'])
+  assert.match(String(res.headers['content-type']), /^application\/(problem\+)?json; charset=utf-8$/)
+  if (fields !== undefined) {
+    assert.ok(Array.isArray(body.errors), 'errors[] present')
+    const got = body.errors.map((e: { field: string }) => e.field).sort()
+    assert.deepEqual(got, [...fields].sort())
+    assert.equal(new Set(got).size, got.length, 'one entry per field')
+  } else if (code !== 'VALIDATION_ERROR') {
+    assert.equal(body.errors, undefined)
+  }
+}
