@@ -54,6 +54,9 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     void reply.header('x-request-id', request.id)
     if (closing) throw new ApiError('SERVICE_UNAVAILABLE', { message: 'The server is shutting down.', headers: { 'retry-after': '5', connection: 'close' } })
   })
+  // Responses finished during shutdown close their connection, so keep-alive sockets do not
+  // hold the server open until their timeout.
+  app.addHook('onSend', async (_request, reply) => { if (closing) void reply.header('connection', 'close') })
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onClose', async () => { await database.db.destroy() })
 

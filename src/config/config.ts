@@ -1,3 +1,5 @@
+import { WHATWG_EMAIL } from '../http/email.js'
+
 // Configuration comes only from the environment (contract section 2). It is parsed once at
 // start-up; a bad value stops the process with one line naming the variable and why.
 
@@ -41,12 +43,14 @@ function databaseUrl (env: Env): string {
   if (raw === undefined || raw === '') return 'file:./data/app.db'
   if (raw.startsWith('file:') && raw.length > 'file:'.length) return raw
   if (/^postgres(ql)?:\/\//.test(raw)) {
+    let url: URL
     try {
-      new URL(raw)
-      return raw
+      url = new URL(raw)
     } catch {
       throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL')
     }
+    if (url.hostname === '' && !url.searchParams.has('host')) throw new ConfigError('DATABASE_URL', 'names no host')
+    return raw
   }
   throw new ConfigError('DATABASE_URL', 'must be file:PATH (embedded SQLite) or postgres://… (PostgreSQL)')
 }
@@ -61,6 +65,10 @@ export function loadConfig (env: Env = process.env): Config {
   if ((adminEmail === undefined) !== (adminPassword === undefined)) {
     throw new ConfigError(adminEmail === undefined ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD',
       'must be set together with ' + (adminEmail === undefined ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL'))
+  }
+  // The same address rule as sign-up (WHATWG), so the admin can log in like anyone else.
+  if (adminEmail !== undefined && !WHATWG_EMAIL.test(adminEmail)) {
+    throw new ConfigError('ADMIN_EMAIL', 'is not a valid e-mail address')
   }
   if (adminPassword !== undefined && ([...adminPassword].length < 8 || [...adminPassword].length > 50)) {
     throw new ConfigError('ADMIN_PASSWORD', 'must be 8 to 50 characters, like every password')

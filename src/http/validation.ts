@@ -1,5 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import { Ajv, type DataValidateFunction, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { parseCursor } from './paging.js'
+import { WHATWG_EMAIL } from './email.js'
 import { MAX_ID, NON_BLANK } from './schemas.js'
 import { ApiError, validationError, type FieldError } from './errors.js'
 
@@ -10,9 +12,6 @@ import { ApiError, validationError, type FieldError } from './errors.js'
 // Bodies are validated with no coercion and no removal of unknown members: "5" is not an
 // integer, and an unknown member is an error, never silently dropped. Path and query values
 // arrive as strings, so that Ajv instance coerces (a query `limit=20` becomes 20).
-
-// https://html.spec.whatwg.org/multipage/input.html#valid-e-mail-address
-const WHATWG_EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/
 
 function createAjv (coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false, unicodeRegExp: true })
@@ -31,6 +30,20 @@ function createAjv (coerceTypes: boolean): Ajv {
     errors: false,
     validate: (_: unknown, data: string) => /^[1-9][0-9]{0,18}$/.test(data) && BigInt(data) <= MAX_ID
   })
+  ajv.addKeyword({
+    keyword: 'x-cursor',
+    type: 'string',
+    errors: false,
+    validate: (_: unknown, data: string) => parseCursor(data) !== undefined
+  })
+  // An object that must carry at least one of the listed members (a PATCH with nothing to
+  // change); the failure is the whole body's, so it is reported on the root field (`body`).
+  const requireOneOf: DataValidateFunction = (members: string[], data: Record<string, unknown>) => {
+    if (members.some((m) => Object.hasOwn(data, m))) return true
+    requireOneOf.errors = [{ keyword: 'x-require-one-of', message: '', params: { members } }]
+    return false
+  }
+  ajv.addKeyword({ keyword: 'x-require-one-of', type: 'object', schemaType: 'array', errors: true, validate: requireOneOf })
   return ajv
 }
 
@@ -42,11 +55,13 @@ const TYPE_NAMES: Record<string, string> = {
 }
 
 // When one field breaks several rules, the most basic one is reported.
-const PRIORITY = ['type', 'required', 'additionalProperties', 'x-well-formed', 'x-int64-id', 'pattern', 'minLength', 'maxLength', 'format', 'minimum', 'maximum', 'enum', 'const', 'anyOf']
+const PRIORITY = ['type', 'required', 'additionalProperties', 'x-require-one-of', 'x-well-formed', 'x-int64-id', 'x-cursor', 'pattern', 'minLength', 'maxLength', 'format', 'minimum', 'maximum', 'enum', 'const', 'anyOf']
 
 function messageFor (error: ErrorObject): string {
   const p = error.params as Record<string, unknown>
   switch (error.keyword) {
+    case 'x-require-one-of': return `must contain at least one of: ${(p.members as string[]).join(', ')}`
+    case 'x-cursor': return 'is not a valid cursor'
     case 'required': return 'is required'
     case 'additionalProperties': return 'is not a recognised field'
     case 'type': return `must be ${TYPE_NAMES[String(p.type)] ?? String(p.type)}`

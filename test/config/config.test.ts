@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { ConfigError, loadConfig } from '../../src/config/config.js'
+
+describe('loadConfig', () => {
+  test('defaults of contract section 2', () => {
+    assert.deepEqual(loadConfig({}), {
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: 'file:./data/app.db',
+      adminEmail: undefined,
+      adminPassword: undefined,
+      sessionTtlSeconds: 86400,
+      bodyLimitBytes: 1048576,
+      logLevel: 'info',
+      corsOrigins: [],
+      rateLimitPerMinute: 0,
+      loginFailuresPerEmail: 10,
+      loginFailuresPerClient: 100
+    })
+  })
+
+  test('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '0', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u:p@db:5432/app', ADMIN_EMAIL: 'a@example.com', ADMIN_PASSWORD: 'password1',
+      SESSION_TTL_SECONDS: '60', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'debug', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
+      RATE_LIMIT_PER_MINUTE: '600', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50'
+    })
+    assert.equal(config.port, 0)
+    assert.equal(config.host, '0.0.0.0')
+    assert.equal(config.databaseUrl, 'postgres://u:p@db:5432/app')
+    assert.deepEqual(config.corsOrigins, ['https://a.example', 'http://localhost:5173'])
+    assert.equal(config.rateLimitPerMinute, 600)
+    assert.equal(config.loginFailuresPerEmail, 5)
+    assert.equal(config.loginFailuresPerClient, 50)
+    assert.equal(config.sessionTtlSeconds, 60)
+    assert.equal(config.bodyLimitBytes, 2048)
+  })
+
+  const bad: Array<[string, Record<string, string>]> = [
+    ['PORT', { PORT: 'eighty' }], ['PORT', { PORT: '70000' }], ['PORT', { PORT: '-1' }], ['PORT', { PORT: '80.5' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }], ['DATABASE_URL', { DATABASE_URL: 'file:' }], ['DATABASE_URL', { DATABASE_URL: 'postgres://' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }], ['SESSION_TTL_SECONDS', { SESSION_TTL_SECONDS: '0' }],
+    ['BODY_LIMIT_BYTES', { BODY_LIMIT_BYTES: '-5' }], ['CORS_ORIGINS', { CORS_ORIGINS: 'not an origin' }],
+    ['CORS_ORIGINS', { CORS_ORIGINS: 'https://ok.example/path' }],
+    ['RATE_LIMIT_PER_MINUTE', { RATE_LIMIT_PER_MINUTE: '1.5' }], ['LOGIN_FAILURES_PER_EMAIL', { LOGIN_FAILURES_PER_EMAIL: 'x' }],
+    ['LOGIN_FAILURES_PER_CLIENT', { LOGIN_FAILURES_PER_CLIENT: '0' }],
+    ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'only-email@example.com' }], ['ADMIN_EMAIL', { ADMIN_PASSWORD: 'only password' }],
+    ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }],
+    ['ADMIN_EMAIL', { ADMIN_EMAIL: 'not an e-mail', ADMIN_PASSWORD: 'long enough' }]
+  ]
+  for (const [variable, env] of bad) {
+    test(`${JSON.stringify(env)} is refused, naming ${variable}`, () => {
+      assert.throws(() => loadConfig(env), (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.equal(error.variable, variable)
+        assert.match(error.message, new RegExp(`^${variable}: `))
+        assert.doesNotMatch(error.message, /\n/)
+        return true
+      })
+    })
+  }
+})

@@ -1,0 +1,40 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { once } from 'node:events'
+
+// Runs src/server.ts as a real process (as `npm start` does after building), for what only a
+// process shows: start-up, configuration errors, signals and exit codes.
+
+export interface ServerProcess {
+  child: ChildProcessWithoutNullStreams
+  stdout: () => string
+  stderr: () => string
+  /** Resolves with the base URL once the server logs that it listens. */
+  listening: () => Promise<string>
+  exit: () => Promise<number | null>
+}
+
+export function startServer (env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env }
+  })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    listening: async () => {
+      for (let i = 0; i < 300; i++) {
+        const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+        if (match !== null) return match[1]!
+        if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${err}${out}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      throw new Error(`server did not start: ${err}${out}`)
+    },
+    exit: async () => await exited
+  }
+}
