@@ -11,7 +11,9 @@ export const DEFAULT_LIMIT = 20
 
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_LIMIT, description: 'Items per page, 1 to 100 (default 20).' })),
-  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor from the previous page\'s Link rel="next".' }))
+  // `x-cursor` (see validation.ts) checks the cursor with the other query fields, so an
+  // unreadable cursor is reported together with a bad `limit` or filter.
+  cursor: Type.Optional(Type.String({ maxLength: 200, 'x-cursor': true, description: 'Opaque cursor from the previous page\'s Link rel="next".' }))
 }
 export const PageQuerySchema = Type.Object(PageQuery)
 export type PageQueryType = Static<typeof PageQuerySchema>
@@ -22,15 +24,20 @@ export function encodeCursor (lastId: bigint): string {
   return Buffer.from(PREFIX + lastId.toString()).toString('base64url')
 }
 
+/** The id a cursor stands for, or undefined when the cursor is not one this service issued. */
+export function parseCursor (cursor: string): bigint | undefined {
+  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
+  const digits = text.startsWith(PREFIX) ? text.slice(PREFIX.length) : ''
+  if (!/^[1-9][0-9]{0,18}$/.test(digits) || BigInt(digits) > MAX_ID) return undefined
+  return BigInt(digits)
+}
+
 /** The id before which the page starts, or undefined for the first page; 400 when unreadable. */
 export function decodeCursor (cursor: string | undefined): bigint | undefined {
   if (cursor === undefined) return undefined
-  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
-  const digits = text.startsWith(PREFIX) ? text.slice(PREFIX.length) : ''
-  if (!/^[1-9][0-9]{0,18}$/.test(digits) || BigInt(digits) > MAX_ID) {
-    throw validationError([{ field: 'cursor', message: 'is not a valid cursor' }])
-  }
-  return BigInt(digits)
+  const id = parseCursor(cursor)
+  if (id === undefined) throw validationError([{ field: 'cursor', message: 'is not a valid cursor' }])
+  return id
 }
 
 export interface PageRequest {

@@ -1,4 +1,4 @@
-import { Ajv, type DataValidateFunction, type ErrorObject, type ValidateFunction } from 'ajv'
+import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parseCursor } from './paging.js'
 import { WHATWG_EMAIL } from './email.js'
@@ -38,7 +38,7 @@ function createAjv (coerceTypes: boolean): Ajv {
   })
   // An object that must carry at least one of the listed members (a PATCH with nothing to
   // change); the failure is the whole body's, so it is reported on the root field (`body`).
-  const requireOneOf: DataValidateFunction = (members: string[], data: Record<string, unknown>) => {
+  const requireOneOf: SchemaValidateFunction = (members: string[], data: Record<string, unknown>) => {
     if (members.some((m) => Object.hasOwn(data, m))) return true
     requireOneOf.errors = [{ keyword: 'x-require-one-of', message: '', params: { members } }]
     return false
