@@ -1,3 +1,167 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Executor } from '../db/schema.js'
+import { nowIso } from '../db/types.js'
+import { authenticate, currentUser } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { finishPage, pageRequest } from '../http/paging.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, NoContent } from '../http/schemas.js'
+import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
+import { toPost } from './post.representation.js'
+import { Post, PostCreateBody, PostList, PostListQuery, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
 
-export const postRoutes: FastifyPluginAsyncTypebox = async () => {}
+const tags = ['posts']
+const security = [{ bearerAuth: [] }]
+const ifMatchHeader = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 and nothing changes.' })) })
+const ifNoneMatchHeader = Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it is current the answer is 304 with no body.' })) })
+const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag is current.' })
+const WRITE_ERRORS = [...AUTH_ERRORS, 'VALIDATION_ERROR', 'POST_NOT_FOUND', 'FORBIDDEN_POST_ACCESS', 'PRECONDITION_FAILED'] as const
+
+/** Only the author may change a post; anyone else, admins included, gets the same generic 403. */
+function requireAuthor (request: FastifyRequest, post: PostWithAuthor): void {
+  if (currentUser(request).id !== post.author_id) throw new ApiError('FORBIDDEN_POST_ACCESS')
+}
+
+export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, dialect } = app
+
+  /**
+   * PUT, PATCH and DELETE: in one transaction, the post row locked, the checks in the contract's
+   * order (404, then 403, then 412), then the write. The shape was checked before the handler ran.
+   */
+  async function changePost<T> (request: FastifyRequest, id: bigint, write: (trx: Executor, post: PostWithAuthor) => Promise<T>): Promise<T> {
+    return await db.transaction().execute(async (trx) => {
+      const post = await findPostForUpdate(trx, dialect, id)
+      if (post === undefined) throw new ApiError('POST_NOT_FOUND')
+      requireAuthor(request, post)
+      checkIfMatch(request, etagOf(toPost(post)))
+      return await write(trx, post)
+    })
+  }
+
+  /** PUT and PATCH: writes the changes and answers the new representation with its ETag. */
+  async function sendChanged (request: FastifyRequest, reply: FastifyReply, id: bigint, changes: { title?: string, content?: string }): Promise<FastifyReply> {
+    const post = await changePost(request, id, async (trx, current) => {
+      const row = await updatePost(trx, id, { ...changes, now: nowIso() })
+      return toPost({ ...row, author_name: current.author_name })
+    })
+    return await reply.header('etag', etagOf(post)).send(post)
+  }
+
+  app.get('/posts', {
+    schema: {
+      tags,
+      summary: 'List posts, newest first',
+      description: 'Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page\'s `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Unknown query parameters are refused.',
+      querystring: PostListQuery,
+      response: { 200: PostList, ...errorResponses('VALIDATION_ERROR') }
+    }
+  }, async (request, reply) => {
+    const { limit, before } = pageRequest(request.query)
+    const authorId = request.query.authorId === undefined ? undefined : BigInt(request.query.authorId)
+    const rows = await listPosts(db, { before, take: limit + 1, authorId })
+    return finishPage(request, reply, rows, limit).map(toPost)
+  })
+
+  app.get('/posts/:id', {
+    schema: {
+      tags,
+      summary: 'Read a post',
+      description: 'Sends a strong ETag; with a current If-None-Match the answer is 304. Reading never counts a view.',
+      params: IdParams,
+      headers: ifNoneMatchHeader,
+      response: { 200: Post, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'POST_NOT_FOUND') }
+    }
+  }, async (request, reply) => {
+    const post = await findPost(db, BigInt(request.params.id))
+    if (post === undefined) throw new ApiError('POST_NOT_FOUND')
+    const representation = toPost(post)
+    if (sendIfNoneMatch(request, reply, etagOf(representation))) return reply
+    return representation
+  })
+
+  app.post('/posts', {
+    onRequest: authenticate,
+    schema: {
+      tags,
+      summary: 'Create a post',
+      description: 'The author is the caller. Read-only members (id, author, views, createdAt, updatedAt) are accepted and ignored.',
+      security,
+      body: PostCreateBody,
+      response: { 201: Post, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS) }
+    }
+  }, async (request, reply) => {
+    const user = currentUser(request)
+    const row = await insertPost(db, { authorId: user.id, title: request.body.title, content: request.body.content, now: nowIso() })
+    // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
+    const post = toPost({ ...row, author_name: user.name })
+    return await reply.code(201).header('location', `/v1/posts/${post.id}`).header('etag', etagOf(post)).send(post)
+  })
+
+  app.put('/posts/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags,
+      summary: 'Replace a post\'s title and content',
+      description: 'Author only. Both title and content are required; read-only members of the representation are accepted and ignored, so a client can PUT back what it read. Honours If-Match.',
+      security,
+      params: IdParams,
+      headers: ifMatchHeader,
+      body: PostReplaceBody,
+      response: { 200: Post, ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
+    }
+  }, async (request, reply) => {
+    const { title, content } = request.body
+    return await sendChanged(request, reply, BigInt(request.params.id), { title, content })
+  })
+
+  app.patch('/posts/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags,
+      summary: 'Change some of a post\'s title and content',
+      description: 'Author only. `application/json` or `application/merge-patch+json`. Only the members sent change, each by the same rule as in PUT; `null` for a member, or a body with neither title nor content, is 400. Honours If-Match.',
+      security,
+      params: IdParams,
+      headers: ifMatchHeader,
+      body: PostPatchBody,
+      response: { 200: Post, ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
+    }
+  }, async (request, reply) => {
+    const { title, content } = request.body
+    return await sendChanged(request, reply, BigInt(request.params.id), { title, content })
+  })
+
+  app.delete('/posts/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags,
+      summary: 'Delete a post',
+      description: 'Author only. Honours If-Match.',
+      security,
+      params: IdParams,
+      headers: ifMatchHeader,
+      response: { 204: NoContent, ...errorResponses(...WRITE_ERRORS) }
+    }
+  }, async (request, reply) => {
+    const id = BigInt(request.params.id)
+    await changePost(request, id, async (trx) => { await deletePost(trx, id) })
+    return await reply.code(204).send(null)
+  })
+
+  app.post('/posts/:id/views', {
+    schema: {
+      tags,
+      summary: 'Count one view of a post',
+      description: 'No log-in and no body. Adds exactly one view atomically (concurrent calls are all counted) and answers the new count. Reading a post with GET never counts a view.',
+      params: IdParams,
+      response: { 200: PostViews, ...errorResponses('VALIDATION_ERROR', 'POST_NOT_FOUND', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE') }
+    }
+  }, async (request) => {
+    const views = await countView(db, BigInt(request.params.id))
+    if (views === undefined) throw new ApiError('POST_NOT_FOUND')
+    return { views }
+  })
+}

@@ -1,0 +1,87 @@
+import type { Executor } from '../db/schema.js'
+import { forUpdate } from '../db/lock.js'
+import type { DialectName } from '../db/database.js'
+import type { PostRow } from './post.table.js'
+
+// Every read returns the row with its author's name joined from users, which is what the
+// representation (and so the ETag) is made of.
+export type PostWithAuthor = PostRow & { author_name: string }
+
+const POST_COLUMNS = [
+  'posts.id as id', 'posts.author_id as author_id', 'posts.title as title', 'posts.content as content',
+  'posts.views as views', 'posts.created_at as created_at', 'posts.updated_at as updated_at', 'users.name as author_name'
+] as const
+
+function selectPosts (db: Executor) {
+  return db.selectFrom('posts').innerJoin('users', 'users.id', 'posts.author_id').select(POST_COLUMNS)
+}
+
+export async function findPost (db: Executor, id: bigint): Promise<PostWithAuthor | undefined> {
+  return await selectPosts(db).where('posts.id', '=', id).executeTakeFirst()
+}
+
+/**
+ * The post, its row locked for the rest of the transaction (read-check-write). Only the posts
+ * row is locked; the author's name is read after it, in the same transaction.
+ */
+export async function findPostForUpdate (trx: Executor, dialect: DialectName, id: bigint): Promise<PostWithAuthor | undefined> {
+  const post = await forUpdate(trx.selectFrom('posts').selectAll().where('id', '=', id), dialect).executeTakeFirst()
+  if (post === undefined) return undefined
+  const author = await trx.selectFrom('users').select('name').where('id', '=', post.author_id).executeTakeFirstOrThrow()
+  return { ...post, author_name: author.name }
+}
+
+export interface PostPage {
+  /** Only posts with an id below this one (the cursor), or from the newest when undefined. */
+  before: bigint | undefined
+  /** Rows to fetch: the page size plus one, to learn whether another page follows. */
+  take: number
+  authorId: bigint | undefined
+}
+
+/**
+ * Newest first by id, one index range scan at any depth: `WHERE id < cursor ORDER BY id DESC
+ * LIMIT n` on the primary key, or on (author_id, id) with the author filter. No OFFSET, no COUNT.
+ */
+export async function listPosts (db: Executor, page: PostPage): Promise<PostWithAuthor[]> {
+  let query = selectPosts(db)
+  if (page.authorId !== undefined) query = query.where('posts.author_id', '=', page.authorId)
+  if (page.before !== undefined) query = query.where('posts.id', '<', page.before)
+  return await query.orderBy('posts.id', 'desc').limit(page.take).execute()
+}
+
+export async function insertPost (db: Executor, post: { authorId: bigint, title: string, content: string, now: string }): Promise<PostRow> {
+  return await db.insertInto('posts')
+    .values({ author_id: post.authorId, title: post.title, content: post.content, views: 0, created_at: post.now, updated_at: post.now })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function updatePost (db: Executor, id: bigint, changes: { title?: string, content?: string, now: string }): Promise<PostRow> {
+  return await db.updateTable('posts')
+    .set({
+      ...(changes.title !== undefined ? { title: changes.title } : {}),
+      ...(changes.content !== undefined ? { content: changes.content } : {}),
+      updated_at: changes.now
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function deletePost (db: Executor, id: bigint): Promise<void> {
+  await db.deleteFrom('posts').where('id', '=', id).execute()
+}
+
+/**
+ * Counts one view in a single statement, so concurrent views never lose an increment on either
+ * database; undefined when the post does not exist. The post's updatedAt does not move.
+ */
+export async function countView (db: Executor, id: bigint): Promise<bigint | undefined> {
+  const row = await db.updateTable('posts')
+    .set((eb) => ({ views: eb('views', '+', 1n) }))
+    .where('id', '=', id)
+    .returning('views')
+    .executeTakeFirst()
+  return row?.views
+}
