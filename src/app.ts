@@ -6,8 +6,9 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Config } from './config/config.js'
 import type { DatabaseHandle } from './db/database.js'
 import { ApiError } from './http/errors.js'
-import { registerErrorHandler } from './http/error-handler.js'
+import { frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
+import { registerRateLimit } from './http/rate-limit.js'
 import { genReqId } from './http/request-id.js'
 import { registerNotFound } from './http/routing.js'
 import { registerValidation } from './http/validation.js'
@@ -40,7 +41,11 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     // While closing, requests get the contract's 503 from the hook below, not Fastify's own body.
     return503OnClosing: false,
     ajv: { customOptions: { strict: false } },
-    routerOptions: { maxParamLength: 200 }
+    // Errors of the router itself (a path that is not valid percent-encoding) in the contract's
+    // body too. Parameters may be as long as a URL can be, so that an over-long id is a 400 on
+    // its own field (`id`) rather than the router's bare 414.
+    frameworkErrors,
+    routerOptions: { maxParamLength: 16_384 }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('config', config)
@@ -64,6 +69,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   registerNotFound(app)
   registerJsonBody(app)
   registerValidation(app)
+  registerRateLimit(app, config.rateLimitPerMinute)
 
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
