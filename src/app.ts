@@ -15,6 +15,7 @@ import { registerValidation } from './http/validation.js'
 import { orderRoutes } from './orders/order.routes.js'
 import { postRoutes } from './posts/post.routes.js'
 import { productRoutes } from './products/product.routes.js'
+import { registerMetrics } from './service/metrics.js'
 import { serviceRoutes } from './service/service.routes.js'
 import { sessionRoutes } from './sessions/session.routes.js'
 import { userRoutes } from './users/user.routes.js'
@@ -93,6 +94,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(swaggerUi, { routePrefix: '/docs' })
 
   await app.register(serviceRoutes)
+  registerMetrics(app)
   await app.register(async (v1) => {
     await v1.register(userRoutes)
     await v1.register(sessionRoutes)
