@@ -1,3 +1,109 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { nowIso } from '../db/types.js'
+import { authenticate, requireAdmin } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams } from '../http/schemas.js'
+import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
+import { toProduct } from './product.representation.js'
+import { Product, ProductCreateBody, ProductPatchBody, ProductProperties, WRITABLE_MEMBERS } from './product.schemas.js'
 
-export const productRoutes: FastifyPluginAsyncTypebox = async () => {}
+const security = [{ bearerAuth: [] }]
+const ifMatchHeader = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 PRECONDITION_FAILED and nothing changes.' }))
+})
+const ifNoneMatchHeader = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it still matches the answer is 304 with no body.' }))
+})
+const Created = Type.Object(ProductProperties, {
+  description: 'The created product.',
+  headers: { location: Type.String({ description: 'The address of the new product.' }) }
+})
+const WithTag = Type.Object(ProductProperties, {
+  description: 'The product.',
+  headers: { etag: Type.String({ description: 'A strong entity tag of this representation.' }) }
+})
+const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag still matches.' })
+
+export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, dialect } = app
+
+  app.post('/products', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['products'],
+      summary: 'Create a product (admin)',
+      description: 'Admins only. `stock` defaults to 0 and `onSale` to true; `id`, `createdAt` and `updatedAt` are accepted and ignored.',
+      security,
+      body: ProductCreateBody,
+      response: { 201: Created, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'ACCESS_DENIED') }
+    }
+  }, async (request, reply) => {
+    requireAdmin(request)
+    const { name, price, category, stock = 0, onSale = true } = request.body
+    const product = toProduct(await insertProduct(db, { name, price, category, stock, onSale, now: nowIso() }))
+    return await reply.code(201).header('location', `/v1/products/${product.id}`).header('etag', etagOf(product)).send(product)
+  })
+
+  app.get('/products', {
+    schema: {
+      tags: ['products'],
+      summary: 'List products, newest first',
+      description: 'Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.',
+      querystring: PageQuerySchema,
+      response: {
+        200: Type.Array(Product, { headers: { link: Type.String({ description: 'Present when more items follow: `<URL>; rel="next"`.' }) } }),
+        ...errorResponses('VALIDATION_ERROR')
+      }
+    }
+  }, async (request, reply) => {
+    const page = pageRequest(request.query)
+    const rows = await listProducts(db, page.limit + 1, page.before)
+    return finishPage(request, reply, rows, page.limit).map(toProduct)
+  })
+
+  app.get('/products/:id', {
+    schema: {
+      tags: ['products'],
+      summary: 'Read a product',
+      params: IdParams,
+      headers: ifNoneMatchHeader,
+      response: { 200: WithTag, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'PRODUCT_NOT_FOUND') }
+    }
+  }, async (request, reply) => {
+    const row = await findProductById(db, BigInt(request.params.id))
+    if (row === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
+    const product = toProduct(row)
+    if (sendIfNoneMatch(request, reply, etagOf(product))) return reply
+    return product
+  })
+
+  app.patch('/products/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['products'],
+      summary: 'Change some members of a product (admin)',
+      description: `Admins only. Send some of ${WRITABLE_MEMBERS.join(', ')} (at least one); each is checked by the same rule as on create. ` +
+        '`null` is not accepted for any member. Accepts application/json and application/merge-patch+json.',
+      security,
+      params: IdParams,
+      headers: ifMatchHeader,
+      body: ProductPatchBody,
+      response: { 200: WithTag, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
+    }
+  }, async (request, reply) => {
+    const body = request.body
+    const id = BigInt(request.params.id)
+    const updated = await db.transaction().execute(async (trx) => {
+      const row = await lockProduct(trx, dialect, id)
+      if (row === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
+      requireAdmin(request)
+      checkIfMatch(request, etagOf(toProduct(row)))
+      const { name, price, category, stock, onSale } = body
+      return toProduct(await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso()))
+    })
+    return await reply.header('etag', etagOf(updated)).send(updated)
+  })
+}

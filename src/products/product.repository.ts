@@ -1,0 +1,86 @@
+import type { Executor } from '../db/schema.js'
+import { forUpdate } from '../db/lock.js'
+import type { DialectName } from '../db/database.js'
+import type { Category } from './product.schemas.js'
+import type { ProductRow, ProductTable } from './product.table.js'
+import type { Updateable } from 'kysely'
+
+export interface NewProduct {
+  name: string
+  price: number
+  category: Category
+  stock: number
+  onSale: boolean
+  now: string
+}
+
+export async function insertProduct (db: Executor, product: NewProduct): Promise<ProductRow> {
+  return await db.insertInto('products')
+    .values({
+      name: product.name,
+      price: product.price,
+      category: product.category,
+      stock: product.stock,
+      on_sale: product.onSale ? 1 : 0,
+      created_at: product.now,
+      updated_at: product.now
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function findProductById (db: Executor, id: bigint): Promise<ProductRow | undefined> {
+  return await db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+/** The product, locked until the transaction ends (PostgreSQL; SQLite holds the write lock already). */
+export async function lockProduct (trx: Executor, dialect: DialectName, id: bigint): Promise<ProductRow | undefined> {
+  return await forUpdate(trx.selectFrom('products').selectAll().where('id', '=', id), dialect).executeTakeFirst()
+}
+
+/** Newest first; `limit` rows before the id `before` (keyset paging). */
+export async function listProducts (db: Executor, limit: number, before: bigint | undefined): Promise<ProductRow[]> {
+  let query = db.selectFrom('products').selectAll().orderBy('id', 'desc').limit(limit)
+  if (before !== undefined) query = query.where('id', '<', before)
+  return await query.execute()
+}
+
+export interface ProductChanges {
+  name?: string
+  price?: number
+  category?: Category
+  stock?: number
+  onSale?: boolean
+}
+
+export async function updateProduct (db: Executor, id: bigint, changes: ProductChanges, now: string): Promise<ProductRow> {
+  const set: Updateable<ProductTable> = { updated_at: now }
+  if (changes.name !== undefined) set.name = changes.name
+  if (changes.price !== undefined) set.price = changes.price
+  if (changes.category !== undefined) set.category = changes.category
+  if (changes.stock !== undefined) set.stock = changes.stock
+  if (changes.onSale !== undefined) set.on_sale = changes.onSale ? 1 : 0
+  return await db.updateTable('products').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
+/**
+ * Takes `quantity` units, in one statement whose condition (`stock >= quantity`) is checked by
+ * the database on the row it changes, so stock never goes below zero under any concurrency.
+ * False when there were not enough units.
+ */
+export async function takeStock (db: Executor, id: bigint, quantity: bigint, now: string): Promise<boolean> {
+  const result = await db.updateTable('products')
+    .set((eb) => ({ stock: eb('stock', '-', quantity), updated_at: now }))
+    .where('id', '=', id)
+    .where('stock', '>=', quantity)
+    .executeTakeFirst()
+  return result.numUpdatedRows === 1n
+}
+
+/** Returns units to stock (a canceled order). */
+export async function returnStock (db: Executor, id: bigint, quantity: bigint, now: string): Promise<void> {
+  await db.updateTable('products')
+    .set((eb) => ({ stock: eb('stock', '+', quantity), updated_at: now }))
+    .where('id', '=', id)
+    .execute()
+}

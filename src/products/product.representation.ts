@@ -1,0 +1,18 @@
+import { toIso } from '../db/types.js'
+import type { Category, ProductType } from './product.schemas.js'
+import type { ProductRow } from './product.table.js'
+
+// Price and stock are bounded far below 2^53 (price by validation, stock by validation plus the
+// units returned by cancellations), so they are written as plain numbers; the id stays a BigInt.
+export function toProduct (row: ProductRow): ProductType {
+  return {
+    id: row.id,
+    name: row.name,
+    price: Number(row.price),
+    category: row.category as Category,
+    stock: Number(row.stock),
+    onSale: Number(row.on_sale) === 1,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at)
+  }
+}

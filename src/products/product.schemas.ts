@@ -1,0 +1,65 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Id, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+
+// Products (contract sections 3 and 8). The field rules are written once here and shared by
+// POST (create) and PATCH (change some members).
+
+export const CATEGORIES = ['BOOK', 'CLOTHING', 'ELECTRONICS', 'FOOD', 'HOME', 'SPORTS'] as const
+export type Category = typeof CATEGORIES[number]
+
+export const MAX_PRICE = 1_000_000_000
+export const MAX_STOCK = 1_000_000
+
+export const ProductName = Text({ maxLength: 100, description: 'Non-blank, at most 100 characters.', examples: ['Paper notebook'] })
+export const Price = Type.Integer({ minimum: 1, maximum: MAX_PRICE, description: 'An integer number of the smallest currency unit, 1 to 1,000,000,000.', examples: [1500] })
+// `type` first, so a non-string reports "must be a string"; the enum message lists the members.
+export const CategorySchema = Type.Unsafe<Category>({ type: 'string', enum: [...CATEGORIES], description: `One of ${CATEGORIES.join(', ')}.`, examples: ['BOOK'] })
+export const Stock = Type.Integer({ minimum: 0, maximum: MAX_STOCK, description: 'Units on hand, 0 to 1,000,000.', examples: [10] })
+export const OnSale = Type.Boolean({ description: 'Whether the product can be ordered.' })
+
+const readOnlyMembers = {
+  id: ReadOnly('The product id.'),
+  createdAt: ReadOnly('Creation time.'),
+  updatedAt: ReadOnly('Time of the last change.')
+}
+
+export const ProductCreateBody = Type.Object({
+  name: ProductName,
+  price: Price,
+  category: CategorySchema,
+  stock: Type.Optional({ ...Stock, description: `${Stock.description} Default 0.` }),
+  onSale: Type.Optional({ ...OnSale, description: `${OnSale.description} Default true.` }),
+  ...readOnlyMembers
+}, { additionalProperties: false })
+export type ProductCreateBodyType = Static<typeof ProductCreateBody>
+
+/** The members PATCH may change; a body must carry at least one of them. */
+export const WRITABLE_MEMBERS = ['name', 'price', 'category', 'stock', 'onSale'] as const
+
+export const ProductPatchBody = Type.Object({
+  name: Type.Optional(ProductName),
+  price: Type.Optional(Price),
+  category: Type.Optional(CategorySchema),
+  stock: Type.Optional(Stock),
+  onSale: Type.Optional(OnSale),
+  ...readOnlyMembers
+}, {
+  additionalProperties: false,
+  // Reported on the field `body`, together with any other failure (see validation.ts).
+  'x-require-one-of': [...WRITABLE_MEMBERS],
+  description: `Some of ${WRITABLE_MEMBERS.join(', ')}; at least one. \`null\` is not a value for any member.`
+})
+export type ProductPatchBodyType = Static<typeof ProductPatchBody>
+
+export const ProductProperties = {
+  id: Id,
+  name: Type.String(),
+  price: Type.Integer({ minimum: 1 }),
+  category: CategorySchema,
+  stock: Type.Integer({ minimum: 0 }),
+  onSale: Type.Boolean(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}
+export const Product = Type.Object(ProductProperties, { description: 'A product.' })
+export type ProductType = Static<typeof Product>
