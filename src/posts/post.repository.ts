@@ -52,7 +52,7 @@ export async function listPosts (db: Executor, page: PostPage): Promise<PostWith
 
 export async function insertPost (db: Executor, post: { authorId: bigint, title: string, content: string, now: string }): Promise<PostRow> {
   return await db.insertInto('posts')
-    .values({ author_id: post.authorId, title: post.title, content: post.content, views: 0, created_at: post.now, updated_at: post.now })
+    .values({ author_id: post.authorId, title: post.title, content: post.content, created_at: post.now, updated_at: post.now })
     .returningAll()
     .executeTakeFirstOrThrow()
 }

@@ -126,6 +126,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       security,
       params: IdParams,
       headers: ifMatchHeader,
+      consumes: ['application/json', 'application/merge-patch+json'],
       body: PostPatchBody,
       response: { 200: Post, ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
     }

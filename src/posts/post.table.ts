@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import type { ColumnType, Selectable } from 'kysely'
 import type { GeneratedId, Int, Timestamp } from '../db/types.js'
 
 export interface PostTable {
@@ -6,7 +6,8 @@ export interface PostTable {
   author_id: Int
   title: string
   content: string
-  views: Int
+  // Defaults to 0 in the database; only POST /v1/posts/{id}/views raises it.
+  views: ColumnType<bigint, bigint | number | string | undefined, bigint | number | string>
   created_at: Timestamp
   updated_at: Timestamp
 }

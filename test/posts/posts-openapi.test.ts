@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { buildTestApp } from '../helper.js'
+
+// The OpenAPI document is generated from the route schemas; for posts it must list, per
+// operation, the statuses and codes a client has to handle, and the security of writes.
+
+const { app, close } = await buildTestApp()
+after(close)
+
+const spec = (await app.inject({ method: 'GET', url: '/openapi.json' })).json()
+const op = (path: string, method: string) => spec.paths[path][method]
+const codesAt = (operation: any, status: string): string[] => {
+  const schema = operation.responses[status].content['application/json'].schema
+  const code = schema.properties.code
+  const values: string[] = code.enum ?? (code.anyOf ?? [code]).flatMap((c: { const?: string, enum?: string[] }) => c.enum ?? [c.const])
+  return values.sort()
+}
+
+const EXPECTED: Array<[string, string, string[], boolean]> = [
+  ['/v1/posts', 'get', ['200', '400', '500', '503'], false],
+  ['/v1/posts', 'post', ['201', '400', '401', '413', '415', '500', '503'], true],
+  ['/v1/posts/{id}', 'get', ['200', '304', '400', '404', '500', '503'], false],
+  ['/v1/posts/{id}', 'put', ['200', '400', '401', '403', '404', '412', '413', '415', '500', '503'], true],
+  ['/v1/posts/{id}', 'patch', ['200', '400', '401', '403', '404', '412', '413', '415', '500', '503'], true],
+  ['/v1/posts/{id}', 'delete', ['204', '400', '401', '403', '404', '412', '500', '503'], true],
+  ['/v1/posts/{id}/views', 'post', ['200', '400', '404', '413', '415', '500', '503'], false]
+]
+
+describe('posts in the OpenAPI document', () => {
+  for (const [path, method, statuses, secured] of EXPECTED) {
+    test(`${method.toUpperCase()} ${path}: tag, statuses, security`, () => {
+      const operation = op(path, method)
+      assert.deepEqual(operation.tags, ['posts'])
+      assert.equal(typeof operation.summary, 'string')
+      assert.deepEqual(Object.keys(operation.responses).sort(), statuses)
+      if (secured) assert.deepEqual(operation.security, [{ bearerAuth: [] }])
+      else assert.equal(operation.security, undefined)
+    })
+  }
+
+  test('the error codes per status are the contract\'s', () => {
+    assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '403'), ['FORBIDDEN_POST_ACCESS'])
+    assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '404'), ['POST_NOT_FOUND'])
+    assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '412'), ['PRECONDITION_FAILED'])
+    assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '400'), ['MALFORMED_JSON', 'VALIDATION_ERROR'])
+    assert.deepEqual(codesAt(op('/v1/posts', 'post'), '401'), ['AUTHENTICATION_REQUIRED'])
+    assert.deepEqual(codesAt(op('/v1/posts', 'get'), '400'), ['VALIDATION_ERROR'])
+  })
+
+  test('PATCH documents both media types; the list documents limit, cursor and authorId', () => {
+    assert.deepEqual(Object.keys(op('/v1/posts/{id}', 'patch').requestBody.content).sort(), ['application/json', 'application/merge-patch+json'].sort())
+    const names = op('/v1/posts', 'get').parameters.map((p: { name: string }) => p.name).sort()
+    assert.deepEqual(names, ['authorId', 'cursor', 'limit'])
+  })
+
+  test('the post representation has exactly its seven members', () => {
+    const schema = op('/v1/posts/{id}', 'get').responses['200'].content['application/json'].schema
+    assert.deepEqual(Object.keys(schema.properties).sort(), ['author', 'content', 'createdAt', 'id', 'title', 'updatedAt', 'views'])
+    assert.deepEqual(Object.keys(schema.properties.author.properties).sort(), ['id', 'name'])
+  })
+})
