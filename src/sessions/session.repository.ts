@@ -36,3 +36,7 @@ export async function deleteOtherSessions (db: Executor, userId: bigint, keepTok
 export async function deleteExpiredSessions (db: Executor, userId: bigint, now: string): Promise<void> {
   await db.deleteFrom('sessions').where('user_id', '=', userId).where('expires_at', '<=', now).execute()
 }
+
+export async function deleteUserSessions (db: Executor, userId: bigint): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', userId).execute()
+}
