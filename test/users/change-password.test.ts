@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { assertError, buildTestApp, createUser, login } from '../helper.js'
+
+// PUT /v1/users/{id}/password: self only; the current password is checked (401
+// INVALID_CREDENTIALS); on success every other session of the user is revoked, this one stays.
+
+const { app, close } = await buildTestApp()
+after(close)
+
+const change = (id: number | string, payload: unknown, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'PUT', url: `/v1/users/${id}/password`, headers, payload: payload as object })
+const current = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/v1/sessions/current', headers })
+const logIn = (email: string, password: string) => app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password } })
+const NEW = 'a brand new password'
+
+describe('PUT /v1/users/{id}/password', () => {
+  test('204; this session keeps working, every other one is revoked; only the new password logs in', async () => {
+    const user = await createUser(app)
+    const other = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    const third = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    const res = await change(user.id, { currentPassword: user.password, newPassword: NEW }, user.auth)
+    assert.equal(res.statusCode, 204, res.body)
+    assert.equal(res.body, '')
+    assert.equal((await current(user.auth)).statusCode, 200)
+    assertError(await current(other), 401, 'AUTHENTICATION_REQUIRED')
+    assertError(await current(third), 401, 'AUTHENTICATION_REQUIRED')
+    assertError(await logIn(user.email, user.password), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(user.email, NEW)).statusCode, 201)
+    const rows = await app.db.selectFrom('sessions').select('id').where('user_id', '=', BigInt(user.id)).execute()
+    assert.equal(rows.length, 2, 'the session that changed it and the new log-in')
+  })
+
+  test("another user's sessions are not touched", async () => {
+    const user = await createUser(app)
+    const bystander = await createUser(app)
+    assert.equal((await change(user.id, { currentPassword: user.password, newPassword: NEW }, user.auth)).statusCode, 204)
+    assert.equal((await current(bystander.auth)).statusCode, 200)
+  })
+
+  test('the new password is never trimmed', async () => {
+    const user = await createUser(app)
+    assert.equal((await change(user.id, { currentPassword: user.password, newPassword: '  spaced out  ' }, user.auth)).statusCode, 204)
+    assertError(await logIn(user.email, 'spaced out'), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(user.email, '  spaced out  ')).statusCode, 201)
+  })
+
+  test('a wrong currentPassword is 401 INVALID_CREDENTIALS and changes nothing', async () => {
+    const user = await createUser(app)
+    const other = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    for (const wrong of ['wrong password', `${user.password} `, user.password.toUpperCase()]) {
+      const res = await change(user.id, { currentPassword: wrong, newPassword: NEW }, user.auth)
+      assertError(res, 401, 'INVALID_CREDENTIALS')
+      assert.equal(res.json().message, 'The e-mail address or password is incorrect.')
+    }
+    assert.equal((await current(user.auth)).statusCode, 200, 'the caller stays logged in')
+    assert.equal((await current(other)).statusCode, 200)
+    assert.equal((await logIn(user.email, user.password)).statusCode, 201)
+    assertError(await logIn(user.email, NEW), 401, 'INVALID_CREDENTIALS')
+  })
+
+  test('newPassword field rules', async () => {
+    const user = await createUser(app)
+    const cases: Array<[unknown, string[]]> = [
+      ['short', ['newPassword']],
+      ['p'.repeat(7), ['newPassword']],
+      ['p'.repeat(51), ['newPassword']],
+      ['        ', ['newPassword']],
+      ['\t\n\t\n\t\n\t\n', ['newPassword']],
+      ['', ['newPassword']],
+      [12345678, ['newPassword']],
+      [null, ['newPassword']],
+      [['a long password'], ['newPassword']],
+      [{ value: 'a long password' }, ['newPassword']],
+      [true, ['newPassword']],
+      ['🔑'.repeat(7), ['newPassword']]
+    ]
+    for (const [newPassword, fields] of cases) {
+      assertError(await change(user.id, { currentPassword: user.password, newPassword }, user.auth), 400, 'VALIDATION_ERROR', fields)
+    }
+    const nul = `{"currentPassword":${JSON.stringify(user.password)},"newPassword":"new\\u0000password"}`
+    assertError(await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: { ...user.auth, 'content-type': 'application/json' }, payload: nul }), 400, 'VALIDATION_ERROR', ['newPassword'])
+    const lone = `{"currentPassword":${JSON.stringify(user.password)},"newPassword":"new password \\ud800"}`
+    assertError(await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: { ...user.auth, 'content-type': 'application/json' }, payload: lone }), 400, 'VALIDATION_ERROR', ['newPassword'])
+    assert.equal((await logIn(user.email, user.password)).statusCode, 201, 'unchanged')
+    let password = user.password
+    for (const newPassword of ['p'.repeat(8), 'q'.repeat(50), '🔑'.repeat(8)]) {
+      const res = await change(user.id, { currentPassword: password, newPassword }, user.auth)
+      assert.equal(res.statusCode, 204, `${newPassword}: ${res.body}`)
+      password = newPassword
+    }
+    assert.equal((await logIn(user.email, '🔑'.repeat(8))).statusCode, 201)
+  })
+
+  test('body shape: missing members, unknown members, wrong types, all at once', async () => {
+    const user = await createUser(app)
+    assertError(await change(user.id, {}, user.auth), 400, 'VALIDATION_ERROR', ['currentPassword', 'newPassword'])
+    assertError(await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: user.auth }), 400, 'VALIDATION_ERROR', ['currentPassword', 'newPassword'])
+    assertError(await change(user.id, { currentPassword: 5, newPassword: 'x', password: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['currentPassword', 'newPassword', 'password'])
+    assertError(await change(user.id, { currentPassword: '', newPassword: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['currentPassword'])
+    assertError(await change('01', { newPassword: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['id', 'currentPassword'])
+  })
+
+  test('401 without a valid token, even with an invalid body', async () => {
+    const user = await createUser(app)
+    for (const headers of [{}, { authorization: `Bearer ${'Q'.repeat(43)}` }, { authorization: 'Token x' }] as Array<Record<string, string>>) {
+      assertError(await change(user.id, { currentPassword: user.password, newPassword: NEW }, headers), 401, 'AUTHENTICATION_REQUIRED')
+      assertError(await change(user.id, { newPassword: 1 }, headers), 401, 'AUTHENTICATION_REQUIRED')
+    }
+  })
+
+  test('404 for a missing user, 403 ACCESS_DENIED for another (even with their right password)', async () => {
+    const user = await createUser(app)
+    const victim = await createUser(app)
+    assertError(await change(987654321, { currentPassword: user.password, newPassword: NEW }, user.auth), 404, 'USER_NOT_FOUND')
+    const res = await change(victim.id, { currentPassword: victim.password, newPassword: NEW }, user.auth)
+    assertError(res, 403, 'ACCESS_DENIED')
+    assert.equal(res.json().message, 'You do not have permission to perform this action.')
+    assert.equal((await logIn(victim.email, victim.password)).statusCode, 201)
+    assert.equal((await current(victim.auth)).statusCode, 200)
+  })
+})
