@@ -69,17 +69,20 @@ describe('If-Match on PUT, PATCH and DELETE', () => {
     assertError(await write('PATCH', post.id, tag), 412, 'PRECONDITION_FAILED')
   })
 
-  test('20 concurrent PATCHes with one tag over real HTTP: exactly one wins', async () => {
-    const post = await createPost(app, alice)
-    const tag = await etagOf(post.id)
+  test('20 concurrent PATCHes with one tag over real HTTP: exactly one wins (3 rounds)', async () => {
     const base = await url()
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => fetch(`${base}/v1/posts/${post.id}`, {
-      method: 'PATCH',
-      headers: { ...alice.auth, 'if-match': tag, 'content-type': 'application/json' },
-      body: JSON.stringify({ title: `Writer ${i}` })
-    })))
-    const statuses = results.map((r) => r.status)
-    assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(','))
-    assert.equal(statuses.filter((s) => s === 412).length, 19, statuses.join(','))
+    // Several rounds: the first one also opens the HTTP connections, which staggers the requests.
+    for (let round = 0; round < 3; round++) {
+      const post = await createPost(app, alice)
+      const tag = await etagOf(post.id)
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => fetch(`${base}/v1/posts/${post.id}`, {
+        method: 'PATCH',
+        headers: { ...alice.auth, 'if-match': tag, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: `Writer ${i}` })
+      })))
+      const statuses = results.map((r) => r.status)
+      assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(','))
+      assert.equal(statuses.filter((s) => s === 412).length, 19, statuses.join(','))
+    }
   })
 })
