@@ -1,3 +1,155 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply } from 'fastify'
+import type { Transaction } from 'kysely'
+import type { Database } from '../db/schema.js'
+import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUser } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams } from '../http/schemas.js'
+import { findUserById } from '../users/user.repository.js'
+import { HEADER as IDEMPOTENCY_HEADER, readKey, REPLAYED_HEADER, requestHash, runIdempotent } from './idempotency.js'
+import { findOrderById, listOrdersOfUser, lockOrder } from './order.repository.js'
+import { parseStoredOrder, toOrder } from './order.representation.js'
+import { IdempotencyKeyHeader, Order, OrderCreateBody, OrderPatchBody, OrderProperties, type OrderType } from './order.schemas.js'
+import { moveOrder, placeOrder } from './order.service.js'
+import { authorizeTransition, canRead, type Requester } from './order.state.js'
+import type { OrderRow } from './order.table.js'
 
-export const orderRoutes: FastifyPluginAsyncTypebox = async () => {}
+const security = [{ bearerAuth: [] }]
+const etagHeader = { etag: Type.String({ description: 'A strong entity tag of this representation.' }) }
+const Created = Type.Object(OrderProperties, {
+  description: 'The order, created PAID; or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key again.',
+  headers: {
+    location: Type.String({ description: 'The address of the order.' }),
+    ...etagHeader,
+    [REPLAYED_HEADER]: Type.Literal('true', { description: 'Present on a replayed response only.' })
+  }
+})
+const WithTag = Type.Object(OrderProperties, { description: 'The order.', headers: etagHeader })
+const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag still matches.' })
+
+function requesterOf (user: CurrentUser, order: OrderRow): Requester {
+  return { isOwner: order.user_id === user.id, isAdmin: isAdmin(user) }
+}
+
+async function sendCreated (reply: FastifyReply, order: OrderType, replayed: boolean): Promise<FastifyReply> {
+  if (replayed) void reply.header(REPLAYED_HEADER, 'true')
+  return await reply.code(201).header('location', `/v1/orders/${order.id}`).header('etag', etagOf(order)).send(order)
+}
+
+export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, dialect } = app
+
+  app.post('/orders', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['orders'],
+      summary: 'Place an order',
+      description: 'In one transaction: the product must exist (404 PRODUCT_NOT_FOUND), be on sale (409 PRODUCT_NOT_ON_SALE) and have ' +
+        'at least `quantity` units (409 NOT_ENOUGH_STOCK); the units leave stock and the order is created PAID with ' +
+        '`totalPrice = price × quantity`. `userId`, `status` and `totalPrice` are never taken from the client (read-only ' +
+        'members are accepted and ignored). Send an `Idempotency-Key` to retry safely.',
+      security,
+      headers: Type.Object({ [IDEMPOTENCY_HEADER]: Type.Optional(IdempotencyKeyHeader) }),
+      body: OrderCreateBody,
+      response: {
+        201: Created,
+        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'PRODUCT_NOT_ON_SALE', 'NOT_ENOUGH_STOCK',
+          'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE')
+      }
+    }
+  }, async (request, reply) => {
+    const user = currentUser(request)
+    const key = readKey(request.headers)
+    const productId = BigInt(request.body.productId)
+    const { quantity } = request.body
+    const create = async (trx: Transaction<Database>) =>
+      ({ status: 201, body: toOrder(await placeOrder(trx, dialect, user.id, productId, quantity)) })
+
+    if (key === undefined) {
+      const created = await db.transaction().execute(create)
+      return await sendCreated(reply, created.body, false)
+    }
+    // The fingerprint is what the request asks for: the same product and quantity (read-only
+    // members, ignored anyway, and the order of members do not matter).
+    const hash = requestHash(['POST /v1/orders', productId.toString(), quantity])
+    const outcome = await runIdempotent(db, dialect, { userId: user.id, key, requestHash: hash }, create)
+    if (!outcome.replayed) return await sendCreated(reply, outcome.response.body, false)
+    return await sendCreated(reply, parseStoredOrder(outcome.body), true)
+  })
+
+  app.get('/orders/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['orders'],
+      summary: 'Read an order (its owner or an admin)',
+      security,
+      params: IdParams,
+      headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it still matches the answer is 304 with no body.' })) }),
+      response: { 200: WithTag, 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'ORDER_NOT_FOUND', 'ACCESS_DENIED') }
+    }
+  }, async (request, reply) => {
+    const row = await findOrderById(db, BigInt(request.params.id))
+    if (row === undefined) throw new ApiError('ORDER_NOT_FOUND')
+    if (!canRead(requesterOf(currentUser(request), row))) throw new ApiError('ACCESS_DENIED')
+    const order = toOrder(row)
+    if (sendIfNoneMatch(request, reply, etagOf(order))) return reply
+    return order
+  })
+
+  app.patch('/orders/:id', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['orders'],
+      summary: 'Cancel or ship an order',
+      description: '`{"status": "CANCELED"}`: the owner or an admin, while the order is PAID (else 409 ORDER_CANNOT_CANCEL); the ' +
+        'units go back to stock. `{"status": "SHIPPED"}`: an admin, from PAID (else 409 ORDER_CANNOT_SHIP). Other members of ' +
+        'the representation are read-only: accepted and ignored. Checks run in this order: 404, 403, 412 (If-Match), 409.',
+      security,
+      params: IdParams,
+      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 PRECONDITION_FAILED and nothing changes.' })) }),
+      body: OrderPatchBody,
+      response: {
+        200: WithTag,
+        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'ORDER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'ORDER_CANNOT_CANCEL', 'ORDER_CANNOT_SHIP')
+      }
+    }
+  }, async (request, reply) => {
+    const user = currentUser(request)
+    const id = BigInt(request.params.id)
+    const target = request.body.status
+    const updated = await db.transaction().execute(async (trx) => {
+      const order = await lockOrder(trx, dialect, id)
+      if (order === undefined) throw new ApiError('ORDER_NOT_FOUND')
+      authorizeTransition(target, requesterOf(user, order))
+      checkIfMatch(request, etagOf(toOrder(order)))
+      return toOrder(await moveOrder(trx, order, target))
+    })
+    return await reply.header('etag', etagOf(updated)).send(updated)
+  })
+
+  app.get('/users/:id/orders', {
+    onRequest: authenticate,
+    schema: {
+      tags: ['orders'],
+      summary: 'List a user\'s orders, newest first (the user or an admin)',
+      description: 'Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.',
+      security,
+      params: IdParams,
+      querystring: PageQuerySchema,
+      response: {
+        200: Type.Array(Order, { headers: { link: Type.String({ description: 'Present when more items follow: `<URL>; rel="next"`.' }) } }),
+        ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED')
+      }
+    }
+  }, async (request, reply) => {
+    const page = pageRequest(request.query)
+    const userId = BigInt(request.params.id)
+    if (await findUserById(db, userId) === undefined) throw new ApiError('USER_NOT_FOUND')
+    requireSelfOrAdmin(request, userId)
+    const rows = await listOrdersOfUser(db, userId, page.limit + 1, page.before)
+    return finishPage(request, reply, rows, page.limit).map(toOrder)
+  })
+}

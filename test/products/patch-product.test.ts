@@ -29,7 +29,7 @@ describe('PATCH /v1/products/{id}', () => {
     const product = await createProduct(app, admin)
     const res = await patch(product.id, { name: 'Renamed', price: 1, category: 'SPORTS', stock: 0, onSale: false, id: 12345, createdAt: 'x' })
     assert.equal(res.statusCode, 200, res.body)
-    assert.deepEqual({ ...res.json(), updatedAt: '' }, { ...product, name: 'Renamed', price: 1, category: 'SPORTS', stock: 0, onSale: false, updatedAt: '' })
+    assert.deepEqual({ ...(res.json() as object), updatedAt: '' }, { ...product, name: 'Renamed', price: 1, category: 'SPORTS', stock: 0, onSale: false, updatedAt: '' })
   })
 
   test('application/merge-patch+json is accepted', async () => {

@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto'
+import { sql, type Transaction } from 'kysely'
+import type { DialectName } from '../db/database.js'
+import type { Database, Db } from '../db/schema.js'
+import { ApiError, isApiError, validationError, type ErrorCode } from '../http/errors.js'
+
+// Idempotency-Key for POST /v1/orders (contract section 4.2).
+//
+// The key's record and the work it guards live in ONE database transaction: the record is
+// inserted first (IN_PROGRESS), the work runs, and the record is completed (DONE, with the
+// response) before the commit. Consequences:
+// - Concurrent requests with one key: the unique index (user_id, key) makes the second insert
+//   wait until the first transaction ends (PostgreSQL waits on the index entry; SQLite runs
+//   write transactions one at a time), then it finds the completed record and replays it. On
+//   PostgreSQL the wait is bounded by KEY_LOCK_TIMEOUT, after which the answer is 409
+//   IDEMPOTENCY_KEY_IN_USE. Exactly one order is created.
+// - A crash mid-request (process killed, connection lost) rolls the whole transaction back: no
+//   order, no stock change and no record, so nothing is ever left IN_PROGRESS and a retry
+//   simply runs the request. There is no abandoned-key recovery to do.
+// - A 5xx (including 503) also rolls everything back: nothing is stored, the key is free again.
+// - A business refusal (4xx ApiError thrown by the work: 404 PRODUCT_NOT_FOUND, 409
+//   PRODUCT_NOT_ON_SALE, 409 NOT_ENOUGH_STOCK) is stored and replayed, like a success: the key
+//   names one attempt. The work runs under a savepoint, so whatever it wrote before refusing is
+//   undone while the record is kept.
+// Requests that fail before the work starts (401, 400, 415, …) never reach this module and
+// store nothing. Records expire after TTL_MS; an expired key is as good as new.
+
+export const HEADER = 'idempotency-key'
+export const REPLAYED_HEADER = 'idempotent-replayed'
+export const TTL_MS = 24 * 60 * 60 * 1000
+export const KEY_LOCK_TIMEOUT = '3s'
+
+// 1 to 255 printable ASCII characters (0x20-0x7E), not starting or ending with a space.
+const KEY_PATTERN = /^[\x21-\x7E](?:[\x20-\x7E]{0,253}[\x21-\x7E])?$/
+
+/** The key from the request headers, or undefined when none was sent; 400 when malformed. */
+export function readKey (headers: Record<string, string | string[] | undefined>): string | undefined {
+  const value = headers[HEADER]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || !KEY_PATTERN.test(value)) {
+    throw validationError([{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }])
+  }
+  return value
+}
+
+/** A fingerprint of what the request asks for; the same request always gives the same hash. */
+export function requestHash (parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url')
+}
+
+export interface Response<T> {
+  status: number
+  body: T
+}
+
+export type Outcome<T> =
+  | { replayed: false, response: Response<T> }
+  | { replayed: true, status: number, body: string }
+
+interface StoredError {
+  code: ErrorCode
+  message: string
+}
+
+// Ids and money are BigInts; they are stored as decimal strings and revived by the caller.
+function encode (value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => typeof v === 'bigint' ? v.toString() : v)
+}
+
+const WORK_SAVEPOINT = 'idempotent_work'
+
+/**
+ * Runs `work` in a transaction guarded by the caller's key. Returns the fresh response, or the
+ * stored one (`replayed: true`, its body as stored text). A stored refusal is thrown again as
+ * its ApiError with `Idempotent-Replayed: true`.
+ */
+export async function runIdempotent<T> (
+  db: Db,
+  dialect: DialectName,
+  scope: { userId: bigint, key: string, requestHash: string },
+  work: (trx: Transaction<Database>) => Promise<Response<T>>
+): Promise<Outcome<T>> {
+  const outcome = await db.transaction().execute(async (trx): Promise<Outcome<T> | { refused: ApiError }> => {
+    const now = new Date()
+    const nowText = now.toISOString()
+    // The caller's expired records go (this one included, if expired): an expired key is new.
+    await trx.deleteFrom('idempotency_keys').where('user_id', '=', scope.userId).where('expires_at', '<=', nowText).execute()
+
+    const reserved = await reserve(trx, dialect, scope, nowText, new Date(now.getTime() + TTL_MS).toISOString())
+    if (!reserved) return await existingOutcome<T>(trx, scope)
+
+    await sql`savepoint ${sql.raw(WORK_SAVEPOINT)}`.execute(trx)
+    let stored: Response<unknown>
+    let result: Outcome<T> | { refused: ApiError }
+    try {
+      const response = await work(trx)
+      stored = response
+      result = { replayed: false, response }
+    } catch (error) {
+      if (!isApiError(error) || error.statusCode >= 500) throw error
+      await sql`rollback to savepoint ${sql.raw(WORK_SAVEPOINT)}`.execute(trx)
+      stored = { status: error.statusCode, body: { code: error.code, message: error.message } satisfies StoredError }
+      result = { refused: error }
+    }
+    await trx.updateTable('idempotency_keys')
+      .set({ state: 'DONE', response_status: stored.status, response_body: encode(stored.body) })
+      .where('user_id', '=', scope.userId)
+      .where('key', '=', scope.key)
+      .execute()
+    return result
+  })
+  if ('refused' in outcome) throw outcome.refused
+  return outcome
+}
+
+/** Inserts the caller's record; false when the key already has one (after waiting for its transaction). */
+async function reserve (trx: Transaction<Database>, dialect: DialectName, scope: { userId: bigint, key: string, requestHash: string }, now: string, expiresAt: string): Promise<boolean> {
+  const insert = trx.insertInto('idempotency_keys')
+    .values({ user_id: scope.userId, key: scope.key, request_hash: scope.requestHash, state: 'IN_PROGRESS', created_at: now, expires_at: expiresAt })
+    .onConflict((oc) => oc.columns(['user_id', 'key']).doNothing())
+    .returning('id')
+  if (dialect === 'sqlite') return await insert.executeTakeFirst() !== undefined
+  // PostgreSQL: wait for a concurrent holder of the key at most KEY_LOCK_TIMEOUT, then 409.
+  await sql`set local lock_timeout = ${sql.lit(KEY_LOCK_TIMEOUT)}`.execute(trx)
+  let row: { id: bigint } | undefined
+  try {
+    row = await insert.executeTakeFirst()
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '55P03') throw new ApiError('IDEMPOTENCY_KEY_IN_USE', { cause: error })
+    throw error
+  }
+  await sql`set local lock_timeout to default`.execute(trx)
+  return row !== undefined
+}
+
+async function existingOutcome<T> (trx: Transaction<Database>, scope: { userId: bigint, key: string, requestHash: string }): Promise<Outcome<T>> {
+  const record = await trx.selectFrom('idempotency_keys').selectAll()
+    .where('user_id', '=', scope.userId).where('key', '=', scope.key).executeTakeFirst()
+  // Gone again (deleted between the two statements) or unfinished: neither can be seen while the
+  // record is written in one transaction with the work, but a half-done record is never replayed.
+  if (record === undefined) throw new ApiError('IDEMPOTENCY_KEY_IN_USE')
+  if (record.request_hash !== scope.requestHash) throw new ApiError('IDEMPOTENCY_KEY_REUSED')
+  if (record.state !== 'DONE' || record.response_status === null || record.response_body === null) {
+    throw new ApiError('IDEMPOTENCY_KEY_IN_USE')
+  }
+  const status = Number(record.response_status)
+  if (status >= 400) {
+    const stored = JSON.parse(record.response_body) as StoredError
+    throw new ApiError(stored.code, { message: stored.message, headers: { [REPLAYED_HEADER]: 'true' } })
+  }
+  return { replayed: true, status, body: record.response_body }
+}

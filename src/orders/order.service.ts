@@ -1,0 +1,41 @@
+import type { DialectName } from '../db/database.js'
+import type { Executor } from '../db/schema.js'
+import { nowIso } from '../db/types.js'
+import { ApiError } from '../http/errors.js'
+import { lockProduct, returnStock, takeStock } from '../products/product.repository.js'
+import { insertOrder, updateOrderStatus } from './order.repository.js'
+import { checkTransition, INITIAL_STATUS, type TargetStatus } from './order.state.js'
+import type { OrderRow } from './order.table.js'
+
+// The two operations that change stock, each run inside the caller's transaction.
+
+/**
+ * Places an order: the product must exist (404), be on sale (409) and have the units (409);
+ * the units leave stock and the order is created PAID at price × quantity. Every refusal is
+ * decided before anything is written.
+ */
+export async function placeOrder (trx: Executor, dialect: DialectName, userId: bigint, productId: bigint, quantity: number): Promise<OrderRow> {
+  const product = await lockProduct(trx, dialect, productId)
+  if (product === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
+  if (Number(product.on_sale) !== 1) throw new ApiError('PRODUCT_NOT_ON_SALE')
+  const units = BigInt(quantity)
+  const now = nowIso()
+  // The conditional update is the guarantee (the row lock on PostgreSQL and SQLite's write lock
+  // make the read above current, but the statement itself refuses to oversell).
+  if (product.stock < units || !await takeStock(trx, productId, units, now)) throw new ApiError('NOT_ENOUGH_STOCK')
+  return await insertOrder(trx, { userId, productId, quantity: units, totalPrice: product.price * units, status: INITIAL_STATUS, now })
+}
+
+/**
+ * Moves a locked order to `target` if the state machine allows it (else 409), with the move's
+ * effects: a cancellation returns the units to stock in the same transaction.
+ */
+export async function moveOrder (trx: Executor, order: OrderRow, target: TargetStatus): Promise<OrderRow> {
+  const { returnsStock, refusal } = checkTransition(order, target)
+  const now = nowIso()
+  // Conditional on the status read under the lock, so a move can never apply twice.
+  const updated = await updateOrderStatus(trx, order.id, order.status, target, now)
+  if (updated === undefined) throw new ApiError(refusal)
+  if (returnsStock) await returnStock(trx, order.product_id, order.quantity, now)
+  return updated
+}
