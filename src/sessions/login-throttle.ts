@@ -4,6 +4,11 @@ import { ApiError } from '../http/errors.js'
 // Failed log-ins are counted in the database, per e-mail and per client address, over a sliding
 // 15-minute window, so the limits hold across every instance behind a load balancer. Past a
 // limit the answer is 429 whatever the password, until enough failures age out of the window.
+//
+// An attempt is recorded as a failure *before* the password is checked, and the record is taken
+// back only if the password turns out right. Checking first and recording afterwards would let
+// any number of simultaneous guesses through: each would count the failures before any of the
+// others had been recorded (a password check takes tens of milliseconds).
 
 export const WINDOW_SECONDS = 15 * 60
 
@@ -23,7 +28,7 @@ async function countFailures (db: Executor, scope: 'email' | 'client', key: stri
 async function secondsUntilFree (db: Executor, state: ScopeState, since: string, now: number): Promise<number> {
   const row = await db.selectFrom('login_failures').select('failed_at')
     .where('scope', '=', state.scope).where('key', '=', state.key).where('failed_at', '>', since)
-    .orderBy('failed_at', 'asc').offset(state.count - state.limit).limit(1)
+    .orderBy('failed_at', 'asc').offset(Math.max(0, state.count - state.limit)).limit(1)
     .executeTakeFirst()
   const freedAt = row === undefined ? now : new Date(row.failed_at).getTime() + WINDOW_SECONDS * 1000
   return Math.max(1, Math.ceil((freedAt - now) / 1000))
@@ -39,20 +44,35 @@ function rateLimitHeaders (states: ScopeState[], resetSeconds: number): Record<s
   }
 }
 
-export interface ThrottleState {
+export interface LoginAttempt {
+  /** The password was right: the attempt is no failure, and the e-mail's count is cleared. */
+  succeeded: () => Promise<void>
   /** The RateLimit header fields for the answer, counting this attempt when it failed. */
   headers: (failed: boolean) => Record<string, string>
 }
 
-/** Throws 429 TOO_MANY_REQUESTS when either limit is reached. */
-export async function checkLoginThrottle (db: Executor, keys: ThrottleKeys, limits: ThrottleLimits, now = Date.now()): Promise<ThrottleState> {
+/**
+ * Starts a log-in attempt: records it as a failure, then throws 429 TOO_MANY_REQUESTS (taking
+ * the record back) when either limit was already reached. Call `succeeded()` when the password
+ * is right; a wrong one needs nothing more, it is already counted.
+ */
+export async function beginLoginAttempt (db: Executor, keys: ThrottleKeys, limits: ThrottleLimits, now = Date.now()): Promise<LoginAttempt> {
   const since = new Date(now - WINDOW_SECONDS * 1000).toISOString()
+  const failedAt = new Date(now).toISOString()
+  const own = await db.insertInto('login_failures').values([
+    { scope: 'email', key: keys.email, failed_at: failedAt },
+    { scope: 'client', key: keys.client, failed_at: failedAt }
+  ]).returning('id').execute()
+  const ownIds = own.map((r) => r.id)
+  const takeBack = async () => { await db.deleteFrom('login_failures').where('id', 'in', ownIds).execute() }
+  // Counts before this attempt (this attempt's own rows are in the window too).
   const states: ScopeState[] = [
-    { scope: 'email', key: keys.email, limit: limits.perEmail, count: await countFailures(db, 'email', keys.email, since) },
-    { scope: 'client', key: keys.client, limit: limits.perClient, count: await countFailures(db, 'client', keys.client, since) }
+    { scope: 'email', key: keys.email, limit: limits.perEmail, count: await countFailures(db, 'email', keys.email, since) - 1 },
+    { scope: 'client', key: keys.client, limit: limits.perClient, count: await countFailures(db, 'client', keys.client, since) - 1 }
   ]
   const blocked = states.filter((s) => s.count >= s.limit)
   if (blocked.length > 0) {
+    await takeBack()
     let retryAfter = 0
     for (const state of blocked) retryAfter = Math.max(retryAfter, await secondsUntilFree(db, state, since, now))
     throw new ApiError('TOO_MANY_REQUESTS', {
@@ -60,19 +80,18 @@ export async function checkLoginThrottle (db: Executor, keys: ThrottleKeys, limi
       headers: { 'retry-after': String(retryAfter), ...rateLimitHeaders(states, retryAfter) }
     })
   }
+  await pruneOldFailures(db, keys, since)
   return {
+    succeeded: async () => {
+      await takeBack()
+      await clearEmailFailures(db, keys.email)
+    },
     headers: (failed) => rateLimitHeaders(failed ? states.map((s) => ({ ...s, count: s.count + 1 })) : states, WINDOW_SECONDS)
   }
 }
 
-export async function recordLoginFailure (db: Executor, keys: ThrottleKeys, now = Date.now()): Promise<void> {
-  const failedAt = new Date(now).toISOString()
-  const since = new Date(now - WINDOW_SECONDS * 1000).toISOString()
-  await db.insertInto('login_failures').values([
-    { scope: 'email', key: keys.email, failed_at: failedAt },
-    { scope: 'client', key: keys.client, failed_at: failedAt }
-  ]).execute()
-  // Keep the table small: failures older than the window no longer count for anything.
+/** Keeps the table small: failures older than the window no longer count for anything. */
+async function pruneOldFailures (db: Executor, keys: ThrottleKeys, since: string): Promise<void> {
   await db.deleteFrom('login_failures').where('failed_at', '<=', since)
     .where((eb) => eb.or([
       eb.and([eb('scope', '=', 'email'), eb('key', '=', keys.email)]),

@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.js'
 import { findUserByEmail } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
 import { verifyAgainstDummy, verifyPassword } from '../users/password.js'
-import { checkLoginThrottle, clearEmailFailures, recordLoginFailure } from './login-throttle.js'
+import { beginLoginAttempt } from './login-throttle.js'
 import { insertSession } from './session.repository.js'
 import { newToken } from './token.js'
 
@@ -19,15 +19,13 @@ function invalidCredentials (headers: Record<string, string>): ApiError {
  */
 export async function verifyCredentials (db: Db, config: Config, email: string, password: string, client: string): Promise<{ user: UserRow, headers: Record<string, string> }> {
   const keys = { email: email.toLowerCase(), client }
-  const throttle = await checkLoginThrottle(db, keys, { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient })
+  // Counted as a failure from here on, unless the password turns out right.
+  const attempt = await beginLoginAttempt(db, keys, { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient })
   const user = await findUserByEmail(db, email)
   const ok = user === undefined ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
-  if (user === undefined || !ok) {
-    await recordLoginFailure(db, keys)
-    throw invalidCredentials(throttle.headers(true))
-  }
-  await clearEmailFailures(db, keys.email)
-  return { user, headers: throttle.headers(false) }
+  if (user === undefined || !ok) throw invalidCredentials(attempt.headers(true))
+  await attempt.succeeded()
+  return { user, headers: attempt.headers(false) }
 }
 
 export function sessionRepresentation (token: string, expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import type { LightMyRequestResponse } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { openDatabase } from '../../src/db/database.js'
+import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
+
+// Failed log-ins per e-mail (LOGIN_FAILURES_PER_EMAIL=3): past the limit 429 with Retry-After
+// and the RateLimit fields, whatever the password. Counts live in the database. Each test uses
+// its own client address so the per-client limit stays out of the way.
+
+const { app, config, close } = await buildTestApp({ LOGIN_FAILURES_PER_EMAIL: '3', LOGIN_FAILURES_PER_CLIENT: '100' })
+after(close)
+
+let clients = 0
+const newClient = () => { clients += 1; return `10.1.0.${clients}` }
+const logIn = (email: string, password: string, remoteAddress = '10.1.1.1') =>
+  app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password }, remoteAddress })
+const emailFailures = async (email: string) => (await app.db.selectFrom('login_failures').select('id')
+  .where('scope', '=', 'email').where('key', '=', email.toLowerCase()).execute()).length
+
+function assertThrottled (res: LightMyRequestResponse): void {
+  assertError(res, 429, 'TOO_MANY_REQUESTS')
+  const retryAfter = String(res.headers['retry-after'])
+  assert.match(retryAfter, /^[1-9][0-9]*$/, 'Retry-After is a positive integer of seconds')
+  assert.ok(Number(retryAfter) <= 900)
+  assert.match(String(res.headers['ratelimit-policy']), /"login-email";q=3;w=900/)
+  assert.match(String(res.headers.ratelimit), /^"login-[a-z]+";r=0;t=[1-9][0-9]*$/)
+}
+
+describe('log-in throttling per e-mail', () => {
+  test('3 failures are 401; the 4th attempt is 429 even with the right password', async () => {
+    const user = await createUser(app)
+    const client = newClient()
+    for (let i = 1; i <= 3; i++) {
+      const res = await logIn(user.email, `wrong password ${i}`, client)
+      assertError(res, 401, 'INVALID_CREDENTIALS')
+      assert.match(String(res.headers.ratelimit), new RegExp(`^"login-email";r=${3 - i};t=\\d+$`))
+    }
+    assertThrottled(await logIn(user.email, 'wrong password 4', client))
+    assertThrottled(await logIn(user.email, user.password, client))
+    assertThrottled(await logIn(user.email.toUpperCase(), user.password, newClient()))
+    assert.equal(await emailFailures(user.email), 3, 'refused attempts are not counted again')
+  })
+
+  test('the success before the limit carries the RateLimit fields', async () => {
+    const user = await createUser(app)
+    const res = await logIn(user.email, user.password, newClient())
+    assert.equal(res.statusCode, 201)
+    assert.match(String(res.headers['ratelimit-policy']), /"login-email";q=3;w=900/)
+    assert.match(String(res.headers.ratelimit), /^"login-[a-z]+";r=\d+;t=\d+$/)
+  })
+
+  test('other e-mails are not affected', async () => {
+    const blocked = await createUser(app)
+    const other = await createUser(app)
+    const client = newClient()
+    for (let i = 0; i < 3; i++) await logIn(blocked.email, 'wrong password', client)
+    assertThrottled(await logIn(blocked.email, blocked.password, client))
+    assert.equal((await logIn(other.email, other.password, client)).statusCode, 201)
+  })
+
+  test('the count is kept in the database, by lower-cased e-mail, and a success clears it', async () => {
+    const user = await createUser(app, { email: uniqueEmail('Counted') })
+    const client = newClient()
+    await logIn(user.email, 'wrong password', client)
+    await logIn(user.email.toUpperCase(), 'wrong password', client)
+    assert.equal(await emailFailures(user.email), 2)
+    const rows = await app.db.selectFrom('login_failures').selectAll().where('key', '=', user.email).execute()
+    assert.equal(rows.length, 0, 'keys are lower-cased')
+    assert.equal((await logIn(user.email, user.password, client)).statusCode, 201)
+    assert.equal(await emailFailures(user.email), 0)
+    for (let i = 0; i < 3; i++) assertError(await logIn(user.email, 'wrong password', client), 401, 'INVALID_CREDENTIALS')
+    assertThrottled(await logIn(user.email, user.password, client))
+  })
+
+  test('unknown e-mails are counted the same way (no way to tell them apart)', async () => {
+    const ghost = uniqueEmail('ghost')
+    const client = newClient()
+    for (let i = 0; i < 3; i++) assertError(await logIn(ghost, 'any password', client), 401, 'INVALID_CREDENTIALS')
+    assertThrottled(await logIn(ghost, 'any password', client))
+    assert.equal(await emailFailures(ghost), 3)
+  })
+
+  test('a wrong currentPassword on PUT /users/{id}/password counts as a failed log-in', async () => {
+    const user = await createUser(app)
+    const change = (currentPassword: string) => app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: user.auth, payload: { currentPassword, newPassword: 'a new password' }, remoteAddress: newClient() })
+    for (let i = 0; i < 3; i++) assertError(await change('wrong password'), 401, 'INVALID_CREDENTIALS')
+    assertThrottled(await change(user.password))
+    assertThrottled(await logIn(user.email, user.password, newClient()))
+  })
+
+  test('failures older than 15 minutes no longer count; Retry-After says when the oldest ages out', async () => {
+    const user = await createUser(app)
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString()
+    const key = user.email.toLowerCase()
+    await app.db.insertInto('login_failures').values([16, 17, 30].map((m) => ({ scope: 'email' as const, key, failed_at: at(m) }))).execute()
+    assert.equal((await logIn(user.email, user.password, newClient())).statusCode, 201)
+    await app.db.insertInto('login_failures').values([14, 10, 5].map((m) => ({ scope: 'email' as const, key, failed_at: at(m) }))).execute()
+    const res = await logIn(user.email, user.password, newClient())
+    assertThrottled(res)
+    const retryAfter = Number(res.headers['retry-after'])
+    assert.ok(retryAfter > 50 && retryAfter <= 61, `the failure 14 minutes old frees a slot in about 60 s, got ${retryAfter}`)
+  })
+
+  test('20 simultaneous wrong guesses: at most 3 are checked, the rest are 429', async () => {
+    const user = await createUser(app)
+    const client = newClient()
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => logIn(user.email, `guess ${i}`, client)))
+    const statuses = results.map((r) => r.statusCode)
+    assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','))
+    const checked = statuses.filter((s) => s === 401).length
+    assert.ok(checked <= 3, statuses.join(','))
+    assert.equal(await emailFailures(user.email), checked, 'every checked guess is counted, no refused one is')
+    // Whatever the burst left over can still be used, one by one, and not a guess more.
+    let more = 0
+    for (;;) {
+      const res = await logIn(user.email, 'one more guess', client)
+      if (res.statusCode === 429) break
+      assertError(res, 401, 'INVALID_CREDENTIALS')
+      more += 1
+    }
+    assert.equal(checked + more, 3)
+    assertThrottled(await logIn(user.email, user.password, client))
+  })
+
+  test('the limit holds across instances sharing the database', async () => {
+    const user = await createUser(app)
+    const second = await buildApp({ config, database: openDatabase(config.databaseUrl), logger: false })
+    try {
+      for (let i = 0; i < 3; i++) assertError(await logIn(user.email, 'wrong password', newClient()), 401, 'INVALID_CREDENTIALS')
+      const res = await second.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password }, remoteAddress: newClient() })
+      assertThrottled(res)
+    } finally {
+      await second.close()
+    }
+  })
+})
