@@ -13,7 +13,8 @@ export interface CurrentUser {
   sessionExpiresAt: Date | string
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/
+// The scheme is case-insensitive (RFC 9110 section 11.1): "bearer TOKEN" is the same credential.
+const BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/i
 
 function unauthenticated (): ApiError {
   return new ApiError('AUTHENTICATION_REQUIRED', { headers: { 'www-authenticate': 'Bearer realm="api"' } })

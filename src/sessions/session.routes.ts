@@ -5,7 +5,7 @@ import { deleteSession } from './session.repository.js'
 import { LoginBody, Session } from './session.schemas.js'
 import { logIn, sessionRepresentation } from './session.service.js'
 
-const TOKEN_FROM_HEADER = /^Bearer (.+)$/
+const TOKEN_FROM_HEADER = /^Bearer (.+)$/i
 
 export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions', {
