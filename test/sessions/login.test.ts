@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
+
+// POST /v1/sessions: log in. The representation, the token, and failures that say nothing
+// about which part of the check failed.
+
+const { app, close } = await buildTestApp()
+after(close)
+
+const logIn = (payload: unknown, headers: Record<string, string> = {}) => app.inject({ method: 'POST', url: '/v1/sessions', payload: payload as object, headers })
+const TOKEN = /^[A-Za-z0-9_-]{43,}$/
+
+describe('POST /v1/sessions', () => {
+  test('201 with exactly {token, tokenType, expiresAt, user: {id, email, name, role}}', async () => {
+    const user = await createUser(app, { name: 'Logger' })
+    const before = Date.now()
+    const res = await logIn({ email: user.email, password: user.password })
+    const afterwards = Date.now()
+    assert.equal(res.statusCode, 201)
+    const body = res.json()
+    assert.deepEqual(Object.keys(body).sort(), ['expiresAt', 'token', 'tokenType', 'user'])
+    assert.equal(body.tokenType, 'Bearer')
+    assert.deepEqual(body.user, { id: user.id, email: user.email, name: 'Logger', role: 'USER' })
+    assert.match(body.expiresAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    const expires = Date.parse(body.expiresAt)
+    assert.ok(expires >= before + 86400_000 - 1000 && expires <= afterwards + 86400_000 + 1000, body.expiresAt)
+  })
+
+  test('the token is at least 256 bits of base64url and differs on every log-in', async () => {
+    const user = await createUser(app)
+    const tokens = new Set<string>()
+    for (let i = 0; i < 5; i++) {
+      const token = (await logIn({ email: user.email, password: user.password })).json().token as string
+      assert.match(token, TOKEN)
+      assert.ok(Buffer.from(token, 'base64url').length >= 32)
+      tokens.add(token)
+    }
+    tokens.add(user.token)
+    assert.equal(tokens.size, 6)
+  })
+
+  test('the e-mail is matched case-insensitively; the password exactly', async () => {
+    const user = await createUser(app, { email: uniqueEmail('Case'), password: 'Exact Password' })
+    assert.equal((await logIn({ email: user.email.toUpperCase(), password: 'Exact Password' })).statusCode, 201)
+    for (const password of ['exact password', 'Exact Password ', ' Exact Password', 'Exact  Password']) {
+      assertError(await logIn({ email: user.email, password }), 401, 'INVALID_CREDENTIALS')
+    }
+  })
+
+  test('an unknown e-mail and a wrong password are indistinguishable', async () => {
+    const user = await createUser(app)
+    const wrongPassword = await logIn({ email: user.email, password: 'not the password' })
+    const unknownEmail = await logIn({ email: uniqueEmail('ghost'), password: user.password })
+    for (const res of [wrongPassword, unknownEmail]) {
+      assertError(res, 401, 'INVALID_CREDENTIALS')
+      assert.equal(res.json().message, 'The e-mail address or password is incorrect.')
+    }
+    const strip = (body: Record<string, unknown>) => ({ ...body, requestId: undefined })
+    assert.deepEqual(strip(unknownEmail.json()), strip(wrongPassword.json()))
+    const names = (h: Record<string, unknown>) => Object.keys(h).filter((k) => k !== 'date').sort()
+    assert.deepEqual(names(unknownEmail.headers), names(wrongPassword.headers))
+    assert.equal(unknownEmail.headers['content-length'], wrongPassword.headers['content-length'])
+    assert.equal(unknownEmail.headers.ratelimit, wrongPassword.headers.ratelimit)
+    assert.equal(unknownEmail.headers['ratelimit-policy'], wrongPassword.headers['ratelimit-policy'])
+  })
+
+  test('a deleted account is an unknown e-mail', async () => {
+    const user = await createUser(app)
+    assert.equal((await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: user.auth })).statusCode, 204)
+    assertError(await logIn({ email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS')
+  })
+
+  test('bad shapes are 400 VALIDATION_ERROR naming the fields', async () => {
+    const email = uniqueEmail()
+    const cases: Array<[unknown, string[]]> = [
+      [{}, ['email', 'password']],
+      [{ email }, ['password']],
+      [{ password: 'x' }, ['email']],
+      [{ email: 5, password: null }, ['email', 'password']],
+      [{ email: [], password: {} }, ['email', 'password']],
+      [{ email: true, password: false }, ['email', 'password']],
+      [{ email: '', password: '' }, ['email', 'password']],
+      [{ email, password: 'x', remember: true }, ['remember']],
+      [{ email, password: 'x', token: 'x' }, ['token']],
+      [{ email: 'e'.repeat(255), password: 'x' }, ['email']]
+    ]
+    for (const [payload, fields] of cases) assertError(await logIn(payload), 400, 'VALIDATION_ERROR', fields)
+    assertError(await app.inject({ method: 'POST', url: '/v1/sessions' }), 400, 'VALIDATION_ERROR', ['email', 'password'])
+    for (const json of ['null', '[]', '"a@example.com"']) {
+      assertError(await logIn(json, { 'content-type': 'application/json' }), 400, 'VALIDATION_ERROR', ['body'])
+    }
+    assertError(await logIn('{"email":"a\\u0000@example.com","password":"\\ud800xxxxxxxx"}', { 'content-type': 'application/json' }), 400, 'VALIDATION_ERROR', ['email', 'password'])
+    assertError(await logIn('{"email":', { 'content-type': 'application/json' }), 400, 'MALFORMED_JSON')
+    assertError(await logIn('email=a', { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE')
+  })
+
+  test('a bad shape is not counted as a failed log-in', async () => {
+    const email = uniqueEmail()
+    await logIn({ email, password: '' })
+    await logIn({ email, password: 5 })
+    const rows = await app.db.selectFrom('login_failures').select('id').where('key', '=', email).execute()
+    assert.equal(rows.length, 0)
+  })
+
+  test('the password appears nowhere in the answer', async () => {
+    const user = await createUser(app, { password: 'very distinctive pw' })
+    const res = await logIn({ email: user.email, password: user.password })
+    assert.ok(!res.body.includes('very distinctive pw'))
+    assert.ok(!res.body.includes('$argon2'))
+    const failed = await logIn({ email: user.email, password: 'another distinctive pw' })
+    assert.ok(!failed.body.includes('another distinctive pw'))
+  })
+
+  test('log-in is not available under other methods', async () => {
+    const res = await app.inject({ method: 'GET', url: '/v1/sessions' })
+    assertError(res, 405, 'METHOD_NOT_ALLOWED')
+  })
+})
