@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isDatabaseUnavailable } from '../db/errors.js'
-import { ApiError } from './errors.js'
+import { ApiError, validationError } from './errors.js'
 import { sendProblem } from './problem.js'
 
 // Fastify's own failures while reading a request, mapped onto catalogue codes.
@@ -25,6 +25,21 @@ export function toApiError (error: unknown): ApiError | undefined {
   const status = (error as FastifyError | null)?.statusCode
   if (typeof status === 'number' && status === 400) return new ApiError('MALFORMED_JSON', { message: 'The request could not be read.' })
   return undefined
+}
+
+/**
+ * Fastify's `frameworkErrors` option: failures its router meets before any hook or handler runs.
+ * A path that is not valid percent-encoding (`/v1/users/%E0%A4%A`) or absurdly long cannot be
+ * routed, so it is the client's bad request: 400 VALIDATION_ERROR on the field `path`.
+ */
+export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const message = error.code === 'FST_ERR_BAD_URL' ? 'is not a valid percent-encoded URL path' : 'is too long'
+    sendProblem(request, reply, validationError([{ field: 'path', message }]))
+    return
+  }
+  request.log.error({ err: error }, 'framework error')
+  sendProblem(request, reply, new ApiError('INTERNAL_SERVER_ERROR'))
 }
 
 export function registerErrorHandler (app: FastifyInstance): void {

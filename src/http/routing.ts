@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from './errors.js'
 import { sendProblem } from './problem.js'
 
@@ -12,12 +12,23 @@ export function registerNotFound (app: FastifyInstance): void {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     for (const method of methods) routes.push({ pattern: new RegExp(`^${source}$`), method })
   })
-  app.setNotFoundHandler((request, reply) => {
+
+  const notFound = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const path = request.url.split('?')[0] ?? ''
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
-    if (allowed.length > 0) {
+    // A route that exists for this very method but found nothing (a wildcard route such as the
+    // docs' static files) is a plain 404, not a 405.
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
       return sendProblem(request, reply, new ApiError('METHOD_NOT_ALLOWED', { headers: { allow: allowed.sort().join(', ') } }))
     }
     return sendProblem(request, reply, new ApiError('NOT_FOUND'))
+  }
+
+  // Routing is the first check (contract section 6): an unknown route or method is answered
+  // before its body is read, so a bad body or content type cannot turn a 404/405 into a 400/415.
+  // preParsing runs after every onRequest hook (request id, CORS, shutdown), before the parser.
+  app.addHook('preParsing', async (request, reply) => {
+    if (request.is404) return notFound(request, reply)
   })
+  app.setNotFoundHandler(notFound)
 }
