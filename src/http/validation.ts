@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parseCursor } from './paging.js'
 import { WHATWG_EMAIL } from './email.js'
 import { MAX_ID, NON_BLANK } from './schemas.js'
-import { ApiError, validationError, type FieldError } from './errors.js'
+import { validationError, type FieldError } from './errors.js'
 
 // Request validation, done here rather than by Fastify's per-part validator so that the
 // failures of path, query and body are reported together in one response (contract section 6
@@ -11,12 +11,15 @@ import { ApiError, validationError, type FieldError } from './errors.js'
 //
 // Bodies are validated with no coercion and no removal of unknown members: "5" is not an
 // integer, and an unknown member is an error, never silently dropped. Path and query values
-// arrive as strings, so that Ajv instance coerces (a query `limit=20` becomes 20).
+// arrive as strings: a query value is turned into the number or boolean its schema asks for only
+// when it is written exactly so (`limit=20`, not `0x14`, ` 20`, `2e1` or `20.0`), see queryValues.
 
 function createAjv (coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false, unicodeRegExp: true })
   ajv.addFormat('email', WHATWG_EMAIL)
-  ajv.addFormat('int64', { type: 'number', validate: () => true })
+  // An id in a JSON body is a JSON number, which JSON.parse reads as a double: above 2^53 it would
+  // be silently rounded to another id (and 1e400 reads as Infinity), so such a number is refused.
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) })
   ajv.addFormat('date-time', () => true)
   ajv.addKeyword({
     keyword: 'x-well-formed',
@@ -48,7 +51,7 @@ function createAjv (coerceTypes: boolean): Ajv {
 }
 
 const bodyAjv = createAjv(false)
-const stringAjv = createAjv(true)
+const stringAjv = createAjv(false)
 
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'a JSON object', array: 'an array', null: 'null'
@@ -70,7 +73,9 @@ function messageFor (error: ErrorObject): string {
     case 'pattern': return p.pattern === NON_BLANK ? 'must not be blank' : 'must be an integer id from 1 to 9223372036854775807'
     case 'minLength': return `must be at least ${String(p.limit)} characters`
     case 'maxLength': return `must be at most ${String(p.limit)} characters`
-    case 'format': return p.format === 'email' ? 'must be a valid e-mail address' : `must be a valid ${String(p.format)}`
+    case 'format': return p.format === 'email'
+      ? 'must be a valid e-mail address'
+      : p.format === 'int64' ? `must be an integer id from 1 to ${Number.MAX_SAFE_INTEGER}` : `must be a valid ${String(p.format)}`
     case 'minimum': return `must be at least ${String(p.limit)}`
     case 'maximum': return `must be at most ${String(p.limit)}`
     case 'enum': return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`
@@ -118,22 +123,41 @@ function validatorsFor (schema: Record<string, unknown>): RouteValidators {
   return validators
 }
 
-const MERGE_PATCH = 'application/merge-patch+json'
+const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)$/
+const DECIMAL_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/
+
+/**
+ * The query with each value its schema types as integer, number or boolean converted when it
+ * is written exactly so (decimal digits; `true`/`false`); anything else stays a string, which
+ * the schema then refuses ("must be an integer"). Ajv's own coercion would also take hex,
+ * exponents, blanks and `20.0`.
+ */
+function queryValues (schema: Record<string, unknown>, query: unknown): unknown {
+  const properties = schema.properties as Record<string, { type?: unknown }> | undefined
+  if (properties === undefined || typeof query !== 'object' || query === null) return query
+  const values: Record<string, unknown> = { ...query }
+  for (const [name, value] of Object.entries(values)) {
+    const type = Object.hasOwn(properties, name) ? properties[name]!.type : undefined
+    if (typeof value !== 'string') continue
+    if (type === 'integer' && DECIMAL_INTEGER.test(value)) values[name] = Number(value)
+    else if (type === 'number' && DECIMAL_NUMBER.test(value)) values[name] = Number(value)
+    else if (type === 'boolean' && (value === 'true' || value === 'false')) values[name] = value === 'true'
+  }
+  return values
+}
 
 function validateRequest (request: FastifyRequest): void {
   const schema = request.routeOptions.schema as Record<string, unknown> | undefined
   if (schema === undefined) return
   const validators = validatorsFor(schema)
-  if (validators.body !== undefined && request.method !== 'PATCH' &&
-    (request.headers['content-type'] ?? '').toLowerCase().startsWith(MERGE_PATCH)) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `${MERGE_PATCH} is accepted only by PATCH.` })
-  }
   const errors: FieldError[] = []
   if (validators.params !== undefined && !validators.params(request.params)) {
     errors.push(...toFieldErrors(validators.params.errors ?? [], 'path'))
   }
-  if (validators.querystring !== undefined && !validators.querystring(request.query)) {
-    errors.push(...toFieldErrors(validators.querystring.errors ?? [], 'query'))
+  if (validators.querystring !== undefined) {
+    const query = queryValues(schema.querystring as Record<string, unknown>, request.query)
+    if (validators.querystring(query)) request.query = query
+    else errors.push(...toFieldErrors(validators.querystring.errors ?? [], 'query'))
   }
   if (validators.body !== undefined) {
     // No body at all where one is required reads as an empty object: every required field is named.

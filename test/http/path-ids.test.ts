@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { sql } from 'kysely'
+import { assertError, buildTestApp, createUser, dialect } from '../helper.js'
+
+// Path ids (contract section 8): a decimal integer from 1 to 9223372036854775807, exactly; anything
+// else is 400 VALIDATION_ERROR on the field `id`, on every operation that takes one.
+
+const { app, close } = await buildTestApp()
+after(close)
+const me = await createUser(app)
+
+const BAD_IDS = ['0', '-1', '01', '001', '1.0', '1e3', '0x1', '+1', '%201', '1%20', '%091', '1_000', 'abc', '１', '٣',
+  '9223372036854775808', '18446744073709551616', '1'.repeat(30), '%00', 'null', 'undefined', 'NaN', 'Infinity']
+
+describe('path ids', () => {
+  test('malformed or out-of-range ids are 400 on the field id', async () => {
+    for (const id of BAD_IDS) {
+      const res = await app.inject({ method: 'GET', url: `/v1/users/${id}` })
+      assertError(res, 400, 'VALIDATION_ERROR', ['id'])
+    }
+  })
+
+  test('the same on every operation that takes an id, read or write', async () => {
+    const json = { 'content-type': 'application/json' }
+    for (const id of ['0', '01', '1e3', '9223372036854775808']) {
+      assertError(await app.inject({ method: 'GET', url: `/v1/users/${id}/profile` }), 400, 'VALIDATION_ERROR', ['id'])
+      assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${id}`, headers: me.auth }), 400, 'VALIDATION_ERROR', ['id'])
+      const put = await app.inject({ method: 'PUT', url: `/v1/users/${id}`, headers: { ...me.auth, ...json }, payload: JSON.stringify({ email: me.email, name: 'x' }) })
+      assertError(put, 400, 'VALIDATION_ERROR', ['id'])
+      const password = await app.inject({ method: 'PUT', url: `/v1/users/${id}/password`, headers: { ...me.auth, ...json }, payload: JSON.stringify({ currentPassword: me.password, newPassword: 'another password' }) })
+      assertError(password, 400, 'VALIDATION_ERROR', ['id'])
+    }
+  })
+
+  test('the largest id is valid: 404 USER_NOT_FOUND', async () => {
+    assertError(await app.inject({ method: 'GET', url: '/v1/users/9223372036854775807' }), 404, 'USER_NOT_FOUND')
+    assertError(await app.inject({ method: 'GET', url: '/v1/users/9223372036854775807/profile' }), 404, 'USER_NOT_FOUND')
+    const put = await app.inject({ method: 'PUT', url: '/v1/users/9223372036854775807', headers: me.auth, payload: { email: me.email, name: 'x' } })
+    assertError(put, 404, 'USER_NOT_FOUND')
+  })
+
+  test('ids beyond 2^53 are matched exactly, not through floating point', async () => {
+    // The next user gets id 2^53; 2^53 + 1 reads as 2^53 through a double and must not find it.
+    await (dialect === 'postgres'
+      ? sql`alter table users alter column id restart with 9007199254740992`
+      : sql`update sqlite_sequence set seq = 9007199254740991 where name = 'users'`).execute(app.db)
+    const big = await createUser(app, { name: 'Big' })
+    assert.equal(big.id, 9007199254740992)
+    const found = await app.inject({ method: 'GET', url: '/v1/users/9007199254740992' })
+    assert.deepEqual(found.json(), { id: 9007199254740992, name: 'Big' })
+    for (const id of ['9007199254740993', '9007199254740991', '9223372036854775806']) {
+      assertError(await app.inject({ method: 'GET', url: `/v1/users/${id}` }), 404, 'USER_NOT_FOUND')
+      assertError(await app.inject({ method: 'GET', url: `/v1/users/${id}/profile` }), 404, 'USER_NOT_FOUND')
+    }
+    const put = await app.inject({ method: 'PUT', url: '/v1/users/9007199254740993', headers: big.auth, payload: { email: big.email, name: 'x' } })
+    assertError(put, 404, 'USER_NOT_FOUND')
+  })
+
+  test('a percent-encoded id is the same URL as the plain one', async () => {
+    const encoded = [...String(me.id)].map((d) => `%3${d}`).join('')
+    const res = await app.inject({ method: 'GET', url: `/v1/users/${encoded}` })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.deepEqual(res.json(), { id: me.id, name: me.name })
+  })
+
+  test('a query string does not change the id', async () => {
+    const res = await app.inject({ method: 'GET', url: `/v1/users/${me.id}?id=0` })
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.json().id, me.id)
+  })
+})
