@@ -41,7 +41,9 @@ function errorBody (codes: ErrorCode[]): TSchema {
     type: Type.String({ description: 'Relative URI of the catalogue entry: /errors/CODE.' }),
     title: Type.String({ description: 'Stable per code.' }),
     status: Type.Integer(),
-    code: Type.Union(codes.map((c) => Type.Literal(c)), { description: 'Stable, machine-readable reason; branch on it.' }),
+    // One `enum` listing the codes (rather than a union of literals), which is what OpenAPI
+    // tools turn into an enumeration.
+    code: Type.Unsafe<ErrorCode>({ type: 'string', enum: codes, description: 'Stable, machine-readable reason; branch on it.' }),
     message: Type.String({ description: 'Human-readable, safe to show to a user.' }),
     requestId: Type.String(),
     errors: Type.Optional(Type.Array(FieldErrorSchema, { description: 'Only with VALIDATION_ERROR: one entry per failed field.' }))

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { errorResponses } from '../http/schemas.js'
 
 // GET /metrics in the Prometheus text format: request counts and latencies per route pattern
 // (never the raw URL, which would give one series per id) plus the process's own metrics.
@@ -22,7 +23,17 @@ export function registerMetrics (app: FastifyInstance): void {
     duration.observe(labels, reply.elapsedTime / 1000)
   })
 
-  app.get('/metrics', { schema: { tags: ['service'], summary: 'Prometheus metrics', produces: ['text/plain'] } }, async (_request, reply) => {
+  app.get('/metrics', {
+    schema: {
+      tags: ['service'],
+      summary: 'Prometheus metrics',
+      // The metrics are text; the errors are the usual JSON problem bodies.
+      response: {
+        200: { description: 'The Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
+        ...errorResponses()
+      }
+    }
+  }, async (_request, reply) => {
     return await reply.type(registry.contentType).send(await registry.metrics())
   })
 }

@@ -26,7 +26,8 @@ export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
           name: Type.String(),
           version: Type.String(),
           links: Type.Object({ api: Type.String(), openapi: Type.String(), docs: Type.String(), health: Type.String(), errors: Type.String() })
-        })
+        }),
+        ...errorResponses()
       }
     }
   }, async () => ({
@@ -36,7 +37,7 @@ export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }))
 
   app.get('/health/live', {
-    schema: { tags: ['service'], summary: 'Liveness: 200 while the process runs', response: { 200: Health } }
+    schema: { tags: ['service'], summary: 'Liveness: 200 while the process runs', response: { 200: Health, ...errorResponses() } }
   }, async () => ({ status: 'ok' }))
 
   app.get('/health/ready', {
@@ -55,14 +56,15 @@ export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/errors', {
-    schema: { tags: ['service'], summary: 'The error catalogue', response: { 200: Type.Array(ErrorEntry) } }
+    schema: { tags: ['service'], summary: 'The error catalogue', response: { 200: Type.Array(ErrorEntry), ...errorResponses() } }
   }, async () => errorCodes.map((code) => ({ code, ...catalogue[code] })))
 
   app.get('/errors/:code', {
     schema: {
       tags: ['service'],
       summary: 'One error code\'s catalogue entry (the `type` URI of every error body)',
-      params: Type.Object({ code: Type.String({ maxLength: 64 }) }),
+      // Any string: a code that is not in the catalogue, however long, is simply not found.
+      params: Type.Object({ code: Type.String() }),
       response: { 200: ErrorEntry, ...errorResponses('NOT_FOUND') }
     }
   }, async (request) => {

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { catalogue, errorCodes } from '../../src/http/errors.js'
+import { assertError, buildTestApp } from '../helper.js'
+
+// The catalogue (contract section 7): every code of the table, with the table's status, a
+// distinct stable title, and GET /errors/CODE answering its entry.
+
+// Copied by hand from CONTRACT.md section 7, so that a change to either side shows up here.
+const CONTRACT_TABLE: Record<string, number> = {
+  VALIDATION_ERROR: 400,
+  MALFORMED_JSON: 400,
+  AUTHENTICATION_REQUIRED: 401,
+  INVALID_CREDENTIALS: 401,
+  ACCESS_DENIED: 403,
+  FORBIDDEN_POST_ACCESS: 403,
+  USER_NOT_FOUND: 404,
+  POST_NOT_FOUND: 404,
+  PRODUCT_NOT_FOUND: 404,
+  ORDER_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  DUPLICATE_EMAIL: 409,
+  PRODUCT_NOT_ON_SALE: 409,
+  NOT_ENOUGH_STOCK: 409,
+  ORDER_CANNOT_CANCEL: 409,
+  ORDER_CANNOT_SHIP: 409,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  TOO_MANY_REQUESTS: 429,
+  INTERNAL_SERVER_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503
+}
+
+const { app, close } = await buildTestApp()
+after(close)
+
+describe('the error catalogue', () => {
+  test('holds exactly the codes of the contract table, each with the table\'s status', () => {
+    assert.deepEqual([...errorCodes].sort(), Object.keys(CONTRACT_TABLE).sort())
+    for (const code of errorCodes) assert.equal(catalogue[code].status, CONTRACT_TABLE[code], code)
+  })
+
+  test('titles are distinct, messages non-empty; the 500 message is the contract\'s', () => {
+    const titles = errorCodes.map((code) => catalogue[code].title)
+    assert.equal(new Set(titles).size, titles.length)
+    for (const code of errorCodes) {
+      assert.ok(catalogue[code].title.trim().length > 0, code)
+      assert.ok(catalogue[code].message.trim().length > 0, code)
+    }
+    assert.equal(catalogue.INTERNAL_SERVER_ERROR.message, 'An internal server error occurred.')
+  })
+
+  test('GET /errors lists every entry', async () => {
+    const res = await app.inject({ method: 'GET', url: '/errors' })
+    assert.equal(res.statusCode, 200)
+    const entries = res.json() as Array<{ code: string, status: number, title: string, message: string }>
+    assert.deepEqual(entries.map((e) => e.code).sort(), Object.keys(CONTRACT_TABLE).sort())
+    for (const entry of entries) {
+      assert.deepEqual(Object.keys(entry).sort(), ['code', 'message', 'status', 'title'])
+      assert.equal(entry.status, CONTRACT_TABLE[entry.code], entry.code)
+    }
+  })
+
+  test('GET /errors/CODE returns the entry for every code', async () => {
+    for (const code of Object.keys(CONTRACT_TABLE)) {
+      const res = await app.inject({ method: 'GET', url: `/errors/${code}` })
+      assert.equal(res.statusCode, 200, code)
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      const entry = res.json()
+      assert.equal(entry.code, code)
+      assert.equal(entry.status, CONTRACT_TABLE[code])
+      assert.equal(entry.title, catalogue[code as keyof typeof catalogue].title)
+    }
+  })
+
+  test('an unknown code is 404 NOT_FOUND, inherited object members and other spellings included', async () => {
+    const unknown = ['NO_SUCH_CODE', 'not_found', 'Not_Found', '__proto__', 'constructor', 'toString', 'hasOwnProperty', '%00', 'X'.repeat(300), 'NOT_FOUND%20']
+    for (const code of unknown) {
+      assertError(await app.inject({ method: 'GET', url: `/errors/${code}` }), 404, 'NOT_FOUND')
+    }
+  })
+})
