@@ -1,0 +1,181 @@
+// Keyset paging of GET /v1/posts must cost the same at any depth (contract section 4.4). This
+// seeds at least 100,000 posts on a fresh database and times, through app.inject, the first page
+// against a deep page (the page after the 99,000th newest post, reached by its cursor), with and
+// without the authorId filter. It prints medians and the deep/first ratio (1.00 = same cost), the
+// database's query plan for the deep page, and, for contrast only, what OFFSET would cost.
+//
+//   npx tsx bench/posts-paging.bench.ts                     (SQLite, a fresh temporary file)
+//   BENCH_DATABASE_URL=postgres://… npx tsx bench/posts-paging.bench.ts   (also PostgreSQL, a fresh database)
+//   BENCH_POSTS=200000 BENCH_ROUNDS=500 …                   (optional: table size, timed rounds)
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { CompiledQuery, sql } from 'kysely'
+import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config/config.js'
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { encodeCursor } from '../src/http/paging.js'
+import { listPostsQuery } from '../src/posts/post.repository.js'
+
+const POSTS = Math.max(100_000, Number(process.env.BENCH_POSTS ?? 100_000))
+const ROUNDS = Math.max(50, Number(process.env.BENCH_ROUNDS ?? 1000))
+const AUTHORS = 10
+const BATCH = 1000
+const PAGE = 20
+const DEEP = 99_000
+
+function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
+
+function quantile (values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!
+}
+
+async function time (fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now()
+  await fn()
+  return performance.now() - start
+}
+
+interface Target { name: string, url: string, drop: () => Promise<void> }
+
+function sqliteTarget (): Target {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-posts-'))
+  return { name: 'SQLite', url: `file:${join(dir, 'bench.db')}`, drop: async () => { rmSync(dir, { recursive: true, force: true }) } }
+}
+
+async function postgresTarget (adminUrl: string): Promise<Target> {
+  const name = `bench_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    name: 'PostgreSQL',
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+    }
+  }
+}
+
+/** Users and posts straight through Kysely, in one transaction, a thousand rows per INSERT. */
+async function seed (database: DatabaseHandle): Promise<bigint[]> {
+  const { db } = database
+  const now = new Date()
+  const authorIds: bigint[] = []
+  await db.transaction().execute(async (trx) => {
+    for (let a = 0; a < AUTHORS; a++) {
+      const iso = now.toISOString()
+      const user = await trx.insertInto('users')
+        .values({ email: `author${a}@bench.example`, name: `Author ${a}`, password_hash: 'not a real hash', role: 'USER', created_at: iso, updated_at: iso })
+        .returning('id').executeTakeFirstOrThrow()
+      authorIds.push(user.id)
+    }
+    for (let start = 0; start < POSTS; start += BATCH) {
+      const rows = []
+      for (let i = start; i < Math.min(POSTS, start + BATCH); i++) {
+        const iso = new Date(now.getTime() - (POSTS - i) * 1000).toISOString()
+        rows.push({ author_id: authorIds[i % AUTHORS]!, title: `Post number ${i}`, content: `The content of post number ${i}.`, created_at: iso, updated_at: iso })
+      }
+      await trx.insertInto('posts').values(rows).execute()
+    }
+  })
+  // Fresh statistics, as a database that grew to this size over time would have.
+  await sql`ANALYZE`.execute(db)
+  return authorIds
+}
+
+/** The database's plan for the very query the list runs (built by the repository). */
+async function planFor (database: DatabaseHandle, before: bigint | undefined, authorId?: bigint): Promise<string> {
+  const query = listPostsQuery(database.db, { before, take: PAGE + 1, authorId }).compile()
+  const explain = database.dialect === 'postgres' ? 'EXPLAIN ' : 'EXPLAIN QUERY PLAN '
+  const result = await database.db.executeQuery<Record<string, string>>(CompiledQuery.raw(explain + query.sql, [...query.parameters]))
+  return result.rows.map((r) => '    ' + (r.detail ?? r['QUERY PLAN'] ?? JSON.stringify(r))).join('\n')
+}
+
+async function run (target: Target): Promise<void> {
+  console.log(`\n--- ${target.name} ---`)
+  const config = loadConfig({ DATABASE_URL: target.url, LOG_LEVEL: 'silent' })
+  const database = openDatabase(config.databaseUrl)
+  try {
+    await migrateToLatest(database.db, database.dialect)
+    const seedStart = performance.now()
+    const authorIds = await seed(database)
+    const count = await database.db.selectFrom('posts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+    console.log(`seeded ${Number(count.n).toLocaleString('en')} posts by ${AUTHORS} authors in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
+
+    // The cursors a client would hold after paging past the 99,000th newest post (all posts)
+    // and past the 9,900th newest post of one author (a tenth of the table). Found by OFFSET
+    // here, once, in the set-up only.
+    const deepRow = await database.db.selectFrom('posts').select('id').orderBy('id', 'desc').limit(1).offset(DEEP - 1).executeTakeFirstOrThrow()
+    const middleRow = await database.db.selectFrom('posts').select('id').orderBy('id', 'desc').limit(1).offset(POSTS / 2 - 1).executeTakeFirstOrThrow()
+    const author = authorIds[3]!
+    const deepAuthorRow = await database.db.selectFrom('posts').select('id').where('author_id', '=', author)
+      .orderBy('id', 'desc').limit(1).offset(DEEP / AUTHORS - 1).executeTakeFirstOrThrow()
+
+    const app = await buildApp({ config, database, logger: false })
+    await app.ready()
+    const cases = [
+      { name: 'first page          ', url: `/v1/posts?limit=${PAGE}` },
+      { name: `after post ${(POSTS / 2).toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${encodeCursor(middleRow.id)}` },
+      { name: `after post ${DEEP.toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${encodeCursor(deepRow.id)}` },
+      { name: 'author, first page  ', url: `/v1/posts?limit=${PAGE}&authorId=${author}` },
+      { name: `author, after ${(DEEP / AUTHORS).toLocaleString('en')} `, url: `/v1/posts?limit=${PAGE}&authorId=${author}&cursor=${encodeCursor(deepAuthorRow.id)}` }
+    ]
+    for (const c of cases) {
+      const res = await app.inject({ method: 'GET', url: c.url })
+      if (res.statusCode !== 200 || res.json().length !== PAGE || res.headers.link === undefined) {
+        throw new Error(`${c.url}: ${res.statusCode} ${res.body.slice(0, 200)}`)
+      }
+    }
+    // Warm up, then alternate the cases round by round so that drift touches all alike.
+    for (let i = 0; i < 100; i++) for (const c of cases) await app.inject({ method: 'GET', url: c.url })
+    const times = cases.map(() => [] as number[])
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const [k, c] of cases.entries()) times[k]!.push(await time(() => app.inject({ method: 'GET', url: c.url })))
+    }
+    console.log(`GET /v1/posts?limit=${PAGE} through app.inject, ${ROUNDS} rounds each:`)
+    for (const [k, c] of cases.entries()) {
+      console.log(`  ${c.name} median ${median(times[k]!).toFixed(3)} ms   p90 ${quantile(times[k]!, 0.9).toFixed(3)} ms`)
+    }
+    console.log(`  ratio middle/first (all posts): ${(median(times[1]!) / median(times[0]!)).toFixed(2)}`)
+    console.log(`  ratio deep/first (all posts):   ${(median(times[2]!) / median(times[0]!)).toFixed(2)}   (1.00 = same cost at any depth)`)
+    console.log(`  ratio deep/first (one author):  ${(median(times[4]!) / median(times[3]!)).toFixed(2)}`)
+
+    console.log('query plan, first page:')
+    console.log(await planFor(database, undefined))
+    console.log(`query plan, page after post ${DEEP.toLocaleString('en')}:`)
+    console.log(await planFor(database, deepRow.id))
+    console.log('query plan, one author, deep page:')
+    console.log(await planFor(database, deepAuthorRow.id, author))
+
+    // For contrast only (the API never does this): the same deep page by OFFSET, straight SQL.
+    const keyset = []; const offset = []
+    for (let i = 0; i < 30; i++) {
+      keyset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).where('id', '<', deepRow.id).orderBy('id', 'desc').limit(PAGE + 1).execute()))
+      offset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).orderBy('id', 'desc').limit(PAGE + 1).offset(DEEP).execute()))
+    }
+    console.log(`contrast, plain SQL for the page after post ${DEEP.toLocaleString('en')}: keyset median ${median(keyset).toFixed(3)} ms, OFFSET median ${median(offset).toFixed(3)} ms (${(median(offset) / median(keyset)).toFixed(0)}x)`)
+    await app.close()
+  } finally {
+    await database.db.destroy().catch(() => {})
+    await target.drop()
+  }
+}
+
+const targets: Target[] = [sqliteTarget()]
+if (process.env.BENCH_DATABASE_URL !== undefined && process.env.BENCH_DATABASE_URL !== '') targets.push(await postgresTarget(process.env.BENCH_DATABASE_URL))
+for (const target of targets) await run(target)
