@@ -54,7 +54,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags,
       summary: 'List posts, newest first',
-      description: 'Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page\'s `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Unknown query parameters are refused.',
+      description: 'Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page\'s `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Other query parameters are ignored.',
       querystring: PostListQuery,
       response: { 200: PostList, ...errorResponses('VALIDATION_ERROR') }
     }

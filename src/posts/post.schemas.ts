@@ -60,5 +60,5 @@ export type PostPatchBodyType = Static<typeof PostPatchBody>
 export const PostListQuery = Type.Object({
   ...PageQuery,
   authorId: Type.Optional(IdString('Only posts by this user (an id). An unknown user has no posts: the list is empty.'))
-}, { additionalProperties: false })
+})
 export type PostListQueryType = Static<typeof PostListQuery>
