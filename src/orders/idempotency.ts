@@ -23,7 +23,8 @@ import { ApiError, isApiError, validationError, type ErrorCode } from '../http/e
 //   names one attempt. The work runs under a savepoint, so whatever it wrote before refusing is
 //   undone while the record is kept.
 // Requests that fail before the work starts (401, 400, 415, …) never reach this module and
-// store nothing. Records expire after TTL_MS; an expired key is as good as new.
+// store nothing. Records expire after TTL_MS; an expired key is as good as new, and every keyed
+// request deletes a batch of expired records (of any user) on its way.
 
 export const HEADER = 'idempotency-key'
 export const REPLAYED_HEADER = 'idempotent-replayed'
@@ -83,8 +84,11 @@ export async function runIdempotent<T> (
   const outcome = await db.transaction().execute(async (trx): Promise<Outcome<T> | { refused: ApiError }> => {
     const now = new Date()
     const nowText = now.toISOString()
-    // The caller's expired records go (this one included, if expired): an expired key is new.
-    await trx.deleteFrom('idempotency_keys').where('user_id', '=', scope.userId).where('expires_at', '<=', nowText).execute()
+    // An expired key is as good as new: its record goes (one row, so no lock-order trouble).
+    await trx.deleteFrom('idempotency_keys')
+      .where('user_id', '=', scope.userId).where('key', '=', scope.key).where('expires_at', '<=', nowText)
+      .execute()
+    await sweepExpired(trx, dialect, nowText)
 
     const reserved = await reserve(trx, dialect, scope, nowText, new Date(now.getTime() + TTL_MS).toISOString())
     if (!reserved) return await existingOutcome<T>(trx, scope)
@@ -111,6 +115,19 @@ export async function runIdempotent<T> (
   })
   if ('refused' in outcome) throw outcome.refused
   return outcome
+}
+
+const SWEEP_BATCH = 100
+
+/**
+ * Deletes up to SWEEP_BATCH expired records of any user, so the table stays about one day of
+ * keys deep without a separate job. On PostgreSQL rows locked by another transaction are
+ * skipped (SKIP LOCKED): the sweep never waits, so it can never deadlock with another sweep.
+ */
+async function sweepExpired (trx: Transaction<Database>, dialect: DialectName, now: string): Promise<void> {
+  let expired = trx.selectFrom('idempotency_keys').select('id').where('expires_at', '<=', now).limit(SWEEP_BATCH)
+  if (dialect === 'postgres') expired = expired.forUpdate().skipLocked()
+  await trx.deleteFrom('idempotency_keys').where('id', 'in', expired).execute()
 }
 
 /** Inserts the caller's record; false when the key already has one (after waiting for its transaction). */

@@ -129,3 +129,15 @@ describe('Idempotency-Key on POST /v1/orders', () => {
     assert.equal(await ordersOf(product.id), 2)
   })
 })
+
+describe('expired Idempotency-Key records', () => {
+  test('are swept by later keyed requests, whoever they belong to', async () => {
+    const product = await createProduct(app, admin, { stock: 5 })
+    const stale = await createUser(app)
+    assert.equal((await postOrder(app, stale, { productId: product.id, quantity: 1 }, { 'idempotency-key': 'old-1' })).statusCode, 201)
+    await app.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('user_id', '=', BigInt(stale.id)).execute()
+    assert.equal((await postOrder(app, user, { productId: product.id, quantity: 1 }, { 'idempotency-key': newKey() })).statusCode, 201)
+    const left = await app.db.selectFrom('idempotency_keys').select('id').where('user_id', '=', BigInt(stale.id)).execute()
+    assert.equal(left.length, 0)
+  })
+})
