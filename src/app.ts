@@ -68,16 +68,19 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
 
   registerErrorHandler(app)
   registerNotFound(app)
-  registerJsonBody(app)
-  registerValidation(app)
-  registerRateLimit(app, config.rateLimitPerMinute)
-
+  // CORS before the other hooks that can answer early, so that a 429 from the rate limit (and
+  // every other error) still carries the CORS headers a browser needs to read it. Not strict
+  // about preflights: a plain OPTIONS (no Origin) gets 204 rather than the plugin's text/plain 400.
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.corsOrigins,
+      strictPreflight: false,
       exposedHeaders: ['Location', 'ETag', 'Link', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed']
     })
   }
+  registerJsonBody(app)
+  registerValidation(app)
+  registerRateLimit(app, config.rateLimitPerMinute)
 
   await app.register(swagger, {
     openapi: {

@@ -15,9 +15,15 @@ const BOM = '\uFEFF'
 const MERGE_PATCH = 'application/merge-patch+json'
 
 export function registerJsonBody (app: FastifyInstance): void {
-  // JSON merge patch is a PATCH format. Checked before the body is read, so that it is a 415
-  // before any 413 or MALFORMED_JSON (contract section 6, step 3).
+  // Checked before the body is read, so that they are a 415 before any 413 or MALFORMED_JSON
+  // (contract section 6, step 3): a compressed body (no Content-Encoding is supported, RFC 9110
+  // 15.5.16), and JSON merge patch, a PATCH format, elsewhere.
   app.addHook('preParsing', async (request) => {
+    const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
+    const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
+    if (encoding !== 'identity' && hasBody) {
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Compressed request bodies (Content-Encoding) are not supported.' })
+    }
     const contentType = (request.headers['content-type'] ?? '').toLowerCase()
     if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && request.routeOptions.schema?.body !== undefined) {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `${MERGE_PATCH} is accepted only by PATCH.` })

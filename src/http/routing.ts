@@ -3,19 +3,26 @@ import { ApiError } from './errors.js'
 import { sendProblem } from './problem.js'
 
 // Unknown routes: 405 with Allow when the path exists under another method, else 404. The
-// path table is collected from the routes as they are registered.
+// path table is collected from the routes as they are registered. A catch-all route (CORS's
+// `OPTIONS *`) does not make every path exist; it only adds its method to a known path's Allow.
 export function registerNotFound (app: FastifyInstance): void {
   const routes: Array<{ pattern: RegExp, method: string }> = []
+  const everywhere: string[] = []
   app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (route.url === '*' || route.url === '/*') {
+      everywhere.push(...methods)
+      return
+    }
     const source = route.url.split('/').map((segment) =>
       segment === '*' ? '.*' : segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('/')
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
     for (const method of methods) routes.push({ pattern: new RegExp(`^${source}$`), method })
   })
 
   const notFound = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const path = request.url.split('?')[0] ?? ''
-    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))]
+    const matching = routes.filter((r) => r.pattern.test(path)).map((r) => r.method)
+    const allowed = matching.length === 0 ? [] : [...new Set([...matching, ...everywhere])]
     // A route that exists for this very method but found nothing (a wildcard route such as the
     // docs' static files) is a plain 404, not a 405.
     if (allowed.length > 0 && !allowed.includes(request.method)) {

@@ -105,6 +105,15 @@ describe('content types', () => {
     assertError(res, 415, 'UNSUPPORTED_MEDIA_TYPE')
   })
 
+  test('a compressed body (Content-Encoding) is 415, before its bytes are read', async () => {
+    for (const encoding of ['gzip', 'deflate', 'br', 'GZIP']) {
+      const res = await app.inject({ method: 'POST', url: '/v1/users', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, payload: '{x' })
+      assertError(res, 415, 'UNSUPPORTED_MEDIA_TYPE')
+    }
+    const identity = await app.inject({ method: 'POST', url: '/v1/users', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, payload: '{}' })
+    assertError(identity, 400, 'VALIDATION_ERROR', ['email', 'password', 'name'])
+  })
+
   test('application/merge-patch+json on POST or PUT is 415', async () => {
     const body = JSON.stringify({ email: `mp.${me.email}`, password: 'long enough', name: 'Merge' })
     assertError(await signUp('application/merge-patch+json', body), 415, 'UNSUPPORTED_MEDIA_TYPE')
