@@ -1,10 +1,19 @@
-import { Type, type Static } from '@sinclair/typebox'
-import { Id, Timestamp } from '../http/schemas.js'
+import { Type, type Static, type TString } from '@sinclair/typebox'
+import { Id, Text, Timestamp } from '../http/schemas.js'
+
+/**
+ * A password offered for checking (log-in, current password): non-blank, since no account can
+ * have a blank one. Any other wrong password is 401, whatever its length, so that the answer
+ * says nothing about the password rules; the upper bound only caps the work a request causes.
+ */
+export function OfferedPassword (description = 'The account\'s password.'): TString {
+  return Text({ maxLength: 1000, description })
+}
 
 export const LoginBody = Type.Object({
-  email: Type.String({ minLength: 1, maxLength: 254, 'x-well-formed': true, description: 'The e-mail address the account was created with (any case).' }),
-  // Any wrong password is 401, whatever its length; the bound only caps the work a request can cause.
-  password: Type.String({ minLength: 1, maxLength: 1000, 'x-well-formed': true })
+  // Not format-checked: an address that cannot belong to any account is simply not found.
+  email: Text({ maxLength: 254, description: 'The e-mail address the account was created with (any case).' }),
+  password: OfferedPassword()
 }, { additionalProperties: false })
 export type LoginBodyType = Static<typeof LoginBody>
 

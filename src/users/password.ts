@@ -19,12 +19,21 @@ export async function verifyPassword (passwordHash: string, password: string): P
 
 let dummyHash: Promise<string> | undefined
 
+/** Starts computing the dummy hash ahead of the first unknown e-mail (idempotent). */
+export function prepareDummyHash (): Promise<string> {
+  if (dummyHash === undefined) {
+    dummyHash = hashPassword('dummy password that never matches')
+    // A failure resurfaces at the first verification that awaits it; not an unhandled rejection.
+    dummyHash.catch(() => {})
+  }
+  return dummyHash
+}
+
 /**
  * Verifies against a fixed hash when the e-mail is unknown, so that an unknown e-mail and a
  * wrong password take the same time and cannot be told apart.
  */
 export async function verifyAgainstDummy (password: string): Promise<false> {
-  dummyHash ??= hashPassword('dummy password that never matches')
-  await verifyPassword(await dummyHash, password)
+  await verifyPassword(await prepareDummyHash(), password)
   return false
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { OfferedPassword } from '../sessions/session.schemas.js'
 
 export const Email = Text({ format: 'email', maxLength: 254, description: 'An e-mail address (WHATWG "valid e-mail address"), unique case-insensitively.', examples: ['ada@example.com'] })
 export const Password = Text({ minLength: 8, maxLength: 50, description: '8 to 50 characters; never trimmed.', examples: ['correct horse battery'] })
@@ -24,7 +25,7 @@ export const UserReplaceBody = Type.Object({
 export type UserReplaceBodyType = Static<typeof UserReplaceBody>
 
 export const PasswordChangeBody = Type.Object({
-  currentPassword: Type.String({ minLength: 1, 'x-well-formed': true, description: 'The password in use now.' }),
+  currentPassword: OfferedPassword('The password in use now.'),
   newPassword: Password
 }, { additionalProperties: false })
 export type PasswordChangeBodyType = Static<typeof PasswordChangeBody>

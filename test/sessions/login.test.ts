@@ -25,6 +25,14 @@ describe('POST /v1/sessions', () => {
     assert.match(body.expiresAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     const expires = Date.parse(body.expiresAt)
     assert.ok(expires >= before + 86400_000 - 1000 && expires <= afterwards + 86400_000 + 1000, body.expiresAt)
+    assert.equal(res.headers.location, '/v1/sessions/current')
+  })
+
+  test('any wrong password is 401, whatever its length (the password rules are not revealed)', async () => {
+    const user = await createUser(app)
+    for (const password of ['x', 'short', 'p'.repeat(51), 'p'.repeat(1000)]) {
+      assertError(await logIn({ email: user.email, password }, {}), 401, 'INVALID_CREDENTIALS')
+    }
   })
 
   test('the token is at least 256 bits of base64url and differs on every log-in', async () => {
@@ -83,7 +91,11 @@ describe('POST /v1/sessions', () => {
       [{ email: '', password: '' }, ['email', 'password']],
       [{ email, password: 'x', remember: true }, ['remember']],
       [{ email, password: 'x', token: 'x' }, ['token']],
-      [{ email: 'e'.repeat(255), password: 'x' }, ['email']]
+      [{ email: 'e'.repeat(255), password: 'x' }, ['email']],
+      [{ email: '   ', password: 'x' }, ['email']],
+      [{ email, password: '        ' }, ['password']],
+      [{ email: '\t\n', password: '\u00a0\u2003' }, ['email', 'password']],
+      [{ email, password: 'p'.repeat(1001) }, ['password']]
     ]
     for (const [payload, fields] of cases) assertError(await logIn(payload), 400, 'VALIDATION_ERROR', fields)
     assertError(await app.inject({ method: 'POST', url: '/v1/sessions' }), 400, 'VALIDATION_ERROR', ['email', 'password'])

@@ -98,6 +98,8 @@ describe('PUT /v1/users/{id}/password', () => {
     assertError(await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: user.auth }), 400, 'VALIDATION_ERROR', ['currentPassword', 'newPassword'])
     assertError(await change(user.id, { currentPassword: 5, newPassword: 'x', password: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['currentPassword', 'newPassword', 'password'])
     assertError(await change(user.id, { currentPassword: '', newPassword: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['currentPassword'])
+    assertError(await change(user.id, { currentPassword: '     ', newPassword: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['currentPassword'])
+    assertError(await change(user.id, { currentPassword: 'p'.repeat(1001), newPassword: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['currentPassword'])
     assertError(await change('01', { newPassword: NEW }, user.auth), 400, 'VALIDATION_ERROR', ['id', 'currentPassword'])
   })
 

@@ -137,6 +137,17 @@ describe('PUT /v1/users/{id}', () => {
     assert.ok(await login(app, user.email, user.password))
   })
 
+  test('10 users taking one free e-mail at once: exactly one 200, the others 409', async () => {
+    const users = await Promise.all(Array.from({ length: 10 }, async () => await createUser(app)))
+    const wanted = uniqueEmail('wanted')
+    const results = await Promise.all(users.map((u, i) => put(u.id, { email: i % 2 === 0 ? wanted : wanted.toUpperCase(), name: 'Racer' }, u.auth)))
+    const statuses = results.map((r) => r.statusCode)
+    assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(','))
+    for (const r of results.filter((r) => r.statusCode !== 200)) assertError(r, 409, 'DUPLICATE_EMAIL')
+    const owners = await app.db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['email']), '=', wanted.toLowerCase())).execute()
+    assert.equal(owners.length, 1)
+  })
+
   test('the same body twice is idempotent', async () => {
     const user = await createUser(app)
     const body = { email: user.email, name: 'Same' }
