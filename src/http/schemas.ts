@@ -50,7 +50,7 @@ function errorBody (codes: ErrorCode[]): TSchema {
   }, { description: codes.join(', ') })
 }
 
-// Every operation can answer these: an invalid path/query/body, a failure and an outage.
+// Every operation can answer these: a failure and an outage (or the server shutting down).
 const ALWAYS: ErrorCode[] = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE']
 
 /**
@@ -66,7 +66,15 @@ export function errorResponses (...codes: ErrorCode[]): Record<number, TSchema> 
     byStatus.set(status, list)
   }
   const responses: Record<number, TSchema> = {}
-  for (const [status, list] of byStatus) responses[status] = errorBody(list)
+  for (const [status, list] of byStatus) {
+    // The same body under both media types (contract section 7: application/problem+json when
+    // the request's Accept asks for it).
+    const schema = errorBody(list)
+    responses[status] = Type.Unsafe({
+      description: list.join(', '),
+      content: { 'application/json': { schema }, 'application/problem+json': { schema } }
+    })
+  }
   return responses
 }
 

@@ -111,4 +111,14 @@ describe('OpenAPI document', () => {
     assert.equal(schema.properties.errors.type, 'array')
     assert.deepEqual([...schema.properties.errors.items.required].sort(), ['field', 'message'])
   })
+
+  test('every error response is offered as application/json and application/problem+json', () => {
+    for (const [name, op] of operations) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue
+        assert.deepEqual(Object.keys(response.content).sort(), ['application/json', 'application/problem+json'], `${name} ${status}`)
+        assert.deepEqual(response.content['application/problem+json'].schema, response.content['application/json'].schema)
+      }
+    }
+  })
 })
