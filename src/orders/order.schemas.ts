@@ -9,6 +9,8 @@ import type { OrderStatus } from './order.table.js'
 // IEEE doubles, so an id above 2^53 - 1 would arrive rounded to a neighbouring id; the body
 // therefore accepts ids up to Number.MAX_SAFE_INTEGER only, and says so.
 export const ProductId = Type.Integer({
+  // int64: the shared body-id rule (validation.ts), so the message is the same as for any body id.
+  format: 'int64',
   minimum: 1,
   maximum: Number.MAX_SAFE_INTEGER,
   description: 'The product to order: a positive integer id as a JSON number, at most 9007199254740991 (2^53 - 1, the largest integer a JSON number carries exactly).',

@@ -49,7 +49,9 @@ describe('POST /v1/orders field rules', () => {
 
   test('a 64-bit id written as a JSON number beyond 2^53 is refused, never rounded to another product', async () => {
     for (const id of ['9223372036854775807', '9223372036854775808', '9007199254740993', '1e400', '123456789012345678901234567890']) {
-      assertError(await sendRaw(app, 'POST', '/v1/orders', `{"productId": ${id}, "quantity": 1}`, user.auth), 400, 'VALIDATION_ERROR', ['productId'])
+      const res = await sendRaw(app, 'POST', '/v1/orders', `{"productId": ${id}, "quantity": 1}`, user.auth)
+      assertError(res, 400, 'VALIDATION_ERROR', ['productId'])
+      assert.equal(res.json().errors[0].message, 'must be an integer id from 1 to 9007199254740991')
     }
   })
 
