@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { prepareDummyHash, verifyAgainstDummy } from '../../src/users/password.js'
 import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
 
 // POST /v1/sessions: log in. The representation, the token, and failures that say nothing
@@ -71,6 +72,18 @@ describe('POST /v1/sessions', () => {
     assert.equal(unknownEmail.headers['content-length'], wrongPassword.headers['content-length'])
     assert.equal(unknownEmail.headers.ratelimit, wrongPassword.headers.ratelimit)
     assert.equal(unknownEmail.headers['ratelimit-policy'], wrongPassword.headers['ratelimit-policy'])
+  })
+
+  test('an unknown e-mail is checked against a dummy hash of the same cost as real ones', async () => {
+    // The structural half of "the same time": both paths run one Argon2id verification with the
+    // same parameters (timing itself is not asserted).
+    const user = await createUser(app)
+    const row = await app.db.selectFrom('users').select('password_hash').where('id', '=', BigInt(user.id)).executeTakeFirstOrThrow()
+    const params = (hash: string) => hash.split('$').slice(1, 4).join('$')
+    assert.equal(params(row.password_hash), 'argon2id$v=19$m=19456,t=2,p=1', 'OWASP minimum for Argon2id')
+    assert.equal(params(await prepareDummyHash()), params(row.password_hash))
+    assert.equal(await verifyAgainstDummy(user.password), false)
+    assert.equal(await verifyAgainstDummy('dummy password that never matches'), false, 'even the dummy\'s own password fails')
   })
 
   test('a deleted account is an unknown e-mail', async () => {
