@@ -6,7 +6,7 @@ import { findUserByEmail } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
 import { verifyAgainstDummy, verifyPassword } from '../users/password.js'
 import { beginLoginAttempt } from './login-throttle.js'
-import { insertSession } from './session.repository.js'
+import { deleteExpiredSessions, insertSession } from './session.repository.js'
 import { newToken } from './token.js'
 
 function invalidCredentials (headers: Record<string, string>): ApiError {
@@ -43,5 +43,7 @@ export async function logIn (db: Db, config: Config, email: string, password: st
   const now = Date.now()
   const expiresAt = new Date(now + config.sessionTtlSeconds * 1000).toISOString()
   await insertSession(db, user.id, hash, new Date(now).toISOString(), expiresAt)
+  // Expired sessions are useless; each log-in clears the user's own, so the table stays small.
+  await deleteExpiredSessions(db, user.id, new Date(now).toISOString())
   return { session: sessionRepresentation(token, expiresAt, user), headers }
 }

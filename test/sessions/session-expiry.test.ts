@@ -53,6 +53,21 @@ describe('session expiry', () => {
     assert.equal((await current(app, { authorization: `Bearer ${res.json().token}` })).statusCode, 200)
   })
 
+  test("a log-in clears the user's expired sessions, and only those", async () => {
+    const user = await createUser(app)
+    const other = await createUser(app)
+    const live = (await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })).json().token as string
+    for (const token of [user.token, other.token]) {
+      await app.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('token_hash', '=', hashOf(token)).execute()
+    }
+    await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })
+    const remaining = async (token: string) => await app.db.selectFrom('sessions').select('id').where('token_hash', '=', hashOf(token)).executeTakeFirst()
+    assert.equal(await remaining(user.token), undefined)
+    assert.ok(await remaining(live), 'a live session stays')
+    assert.ok(await remaining(other.token), "another user's rows are left to that user's next log-in")
+  })
+
   test('SESSION_TTL_SECONDS=1: the token works, then stops by itself', async () => {
     const user = await createUser(short.app)
     const res = await current(short.app, user.auth)

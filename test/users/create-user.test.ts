@@ -36,6 +36,12 @@ describe('POST /v1/users', () => {
     assert.equal((await session(email.toUpperCase(), 'correct horse')).statusCode, 201)
   })
 
+  test('there is no user list: GET /v1/users is 405 with Allow: POST', async () => {
+    const res = await app.inject({ method: 'GET', url: '/v1/users' })
+    assertError(res, 405, 'METHOD_NOT_ALLOWED')
+    assert.equal(res.headers.allow, 'POST')
+  })
+
   test('no body at all names every required field', async () => {
     assertError(await app.inject({ method: 'POST', url: '/v1/users' }), 400, 'VALIDATION_ERROR', ['email', 'password', 'name'])
   })
