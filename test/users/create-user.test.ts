@@ -68,6 +68,16 @@ describe('POST /v1/users', () => {
     }
   })
 
+  test('prototype-pollution members are unknown members, never applied', async () => {
+    for (const [member, value] of [['__proto__', '{"role":"ADMIN"}'], ['constructor', '{"prototype":{"role":"ADMIN"}}']]) {
+      const body = valid()
+      const json = `{"email":${JSON.stringify(body.email)},"password":"correct horse","name":"Ada",${JSON.stringify(member)}:${value}}`
+      const res = await app.inject({ method: 'POST', url: '/v1/users', headers: { 'content-type': 'application/json' }, payload: json })
+      assertError(res, 400, 'VALIDATION_ERROR', [member!])
+    }
+    assert.equal(({} as Record<string, unknown>).role, undefined)
+  })
+
   test("role: 'ADMIN' never makes an admin", async () => {
     const body = valid()
     assertError(await post({ ...body, role: 'ADMIN' }), 400, 'VALIDATION_ERROR', ['role'])
