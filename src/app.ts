@@ -17,6 +17,7 @@ import { postRoutes } from './posts/post.routes.js'
 import { productRoutes } from './products/product.routes.js'
 import { registerMetrics } from './service/metrics.js'
 import { serviceRoutes } from './service/service.routes.js'
+import { VERSION } from './service/version.js'
 import { sessionRoutes } from './sessions/session.routes.js'
 import { userRoutes } from './users/user.routes.js'
 
@@ -87,7 +88,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
       openapi: '3.1.0',
       info: {
         title: 'Resource API',
-        version: '0.1.0',
+        version: VERSION,
         description: 'Users, sessions, posts, products and orders. Every error has the same body: `{type, title, status, code, message, requestId}` (plus `errors[]` for VALIDATION_ERROR); branch on `code`.'
       },
       servers: [{ url: '/' }],

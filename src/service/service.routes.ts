@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
 import { ApiError, catalogue, errorCodes, type ErrorCode } from '../http/errors.js'
+import { NAME, VERSION } from './version.js'
 import { errorResponses } from '../http/schemas.js'
 
-const VERSION = '0.1.0'
 
 const ErrorEntry = Type.Object({
   code: Type.String(),
@@ -24,16 +24,18 @@ export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: {
         200: Type.Object({
           name: Type.String(),
+          apiBase: Type.String({ description: 'The base path of every resource ({base_url}).' }),
           version: Type.String(),
-          links: Type.Object({ api: Type.String(), openapi: Type.String(), docs: Type.String(), health: Type.String(), errors: Type.String() })
+          links: Type.Object({ openapi: Type.String(), docs: Type.String(), health: Type.String(), errors: Type.String() })
         }),
         ...errorResponses()
       }
     }
   }, async () => ({
-    name: 'resource-api',
+    name: NAME,
     version: VERSION,
-    links: { api: '/v1', openapi: '/openapi.json', docs: '/docs', health: '/health/ready', errors: '/errors' }
+    apiBase: '/v1',
+    links: { openapi: '/openapi.json', docs: '/docs', health: '/health/ready', errors: '/errors' }
   }))
 
   app.get('/health/live', {

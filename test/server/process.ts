@@ -11,6 +11,8 @@ export interface ServerProcess {
   /** Resolves with the base URL once the server logs that it listens. */
   listening: () => Promise<string>
   exit: () => Promise<number | null>
+  /** Resolves once the server's log (stdout) matches. */
+  logged: (pattern: RegExp) => Promise<void>
 }
 
 export function startServer (env: Record<string, string>): ServerProcess {
@@ -35,6 +37,12 @@ export function startServer (env: Record<string, string>): ServerProcess {
       }
       throw new Error(`server did not start: ${err}${out}`)
     },
-    exit: async () => await exited
+    exit: async () => await exited,
+    logged: async (pattern) => {
+      while (!pattern.test(out)) {
+        if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode} before logging ${pattern}`)
+        await once(child.stdout, 'data')
+      }
+    }
   }
 }

@@ -35,11 +35,12 @@ describe('server process', { skip }, () => {
   test('finishes an in-flight request during a graceful shutdown', async () => {
     const server = startServer({ DATABASE_URL: `file:${join(dir, 'inflight.db')}` })
     const base = await server.listening()
-    // A user creation hashes a password (tens of milliseconds): signal while it is in flight.
+    // A user creation hashes a password (tens of milliseconds). The signal goes out once the
+    // server has logged the request's arrival, so the request is in flight, whatever the load.
     const pending = fetch(`${base}/v1/users`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'b@example.com', password: 'password 1', name: 'B' })
     })
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    await server.logged(/"msg":"incoming request"/)
     server.child.kill('SIGTERM')
     const res = await pending
     assert.equal(res.status, 201)
