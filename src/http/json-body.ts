@@ -25,6 +25,11 @@ export function registerJsonBody (app: FastifyInstance): void {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Compressed request bodies (Content-Encoding) are not supported.' })
     }
     const contentType = (request.headers['content-type'] ?? '').toLowerCase()
+    // JSON is UTF-8 (RFC 8259 section 8.1); a body declared in another charset is refused, not misread.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/.exec(contentType)?.[1]
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && hasBody) {
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Request bodies must be JSON in UTF-8.' })
+    }
     if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && request.routeOptions.schema?.body !== undefined) {
       throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `${MERGE_PATCH} is accepted only by PATCH.` })
     }
