@@ -103,6 +103,17 @@ describe('log-in throttling per e-mail', () => {
     assert.ok(retryAfter > 50 && retryAfter <= 61, `the failure 14 minutes old frees a slot in about 60 s, got ${retryAfter}`)
   })
 
+  test('failures that left the window are deleted for every e-mail and address, not only the one trying', async () => {
+    const old = new Date(Date.now() - 16 * 60_000).toISOString()
+    await app.db.insertInto('login_failures').values([
+      { scope: 'email' as const, key: 'gone-for-good@example.com', failed_at: old },
+      { scope: 'client' as const, key: '203.0.113.99', failed_at: old }
+    ]).execute()
+    assertError(await logIn('someone-else@example.com', 'wrong password', newClient()), 401, 'INVALID_CREDENTIALS')
+    const left = await app.db.selectFrom('login_failures').select('key').where('failed_at', '<=', old).execute()
+    assert.deepEqual(left, [])
+  })
+
   test('20 simultaneous wrong guesses: at most 3 are checked, the rest are 429', async () => {
     const user = await createUser(app)
     const client = newClient()

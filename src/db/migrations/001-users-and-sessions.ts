@@ -34,6 +34,7 @@ export function usersAndSessions (dialect: DialectName): Migration {
         .execute()
       await db.schema.createIndex('login_failures_scope_key_idx').on('login_failures')
         .columns(['scope', 'key', 'failed_at']).execute()
+      await db.schema.createIndex('login_failures_failed_at_idx').on('login_failures').column('failed_at').execute()
     },
     async down (db: Kysely<any>) {
       await db.schema.dropTable('login_failures').execute()
