@@ -84,3 +84,14 @@ export const BODY_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'MALFORMED_JSON', '
 export const AUTH_ERRORS: ErrorCode[] = ['AUTHENTICATION_REQUIRED']
 
 export const NoContent = Type.Null({ description: 'No content.' })
+
+// Conditional requests and list paging, described once for every operation that has them.
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 PRECONDITION_FAILED and nothing changes.' }))
+})
+export const IfNoneMatchHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it still matches the answer is 304 with no body.' }))
+})
+export const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag still matches.' })
+export const ETAG_HEADER = { etag: Type.String({ description: 'A strong entity tag of this representation.' }) }
+export const LINK_HEADER = { link: Type.String({ description: 'Present when more items follow: `<URL>; rel="next"`.' }) }

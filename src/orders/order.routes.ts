@@ -7,7 +7,7 @@ import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUse
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
 import { findUserById } from '../users/user.repository.js'
 import { HEADER as IDEMPOTENCY_HEADER, readKey, REPLAYED_HEADER, requestHash, runIdempotent } from './idempotency.js'
 import { findOrderById, listOrdersOfUser, lockOrder } from './order.repository.js'
@@ -18,17 +18,15 @@ import { authorizeTransition, canRead, type Requester } from './order.state.js'
 import type { OrderRow } from './order.table.js'
 
 const security = [{ bearerAuth: [] }]
-const etagHeader = { etag: Type.String({ description: 'A strong entity tag of this representation.' }) }
 const Created = Type.Object(OrderProperties, {
   description: 'The order, created PAID; or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key again.',
   headers: {
     location: Type.String({ description: 'The address of the order.' }),
-    ...etagHeader,
+    ...ETAG_HEADER,
     [REPLAYED_HEADER]: Type.Literal('true', { description: 'Present on a replayed response only.' })
   }
 })
-const WithTag = Type.Object(OrderProperties, { description: 'The order.', headers: etagHeader })
-const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag still matches.' })
+const WithTag = Type.Object(OrderProperties, { description: 'The order.', headers: ETAG_HEADER })
 
 function requesterOf (user: CurrentUser, order: OrderRow): Requester {
   return { isOwner: order.user_id === user.id, isAdmin: isAdmin(user) }
@@ -87,7 +85,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Read an order (its owner or an admin)',
       security,
       params: IdParams,
-      headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it still matches the answer is 304 with no body.' })) }),
+      headers: IfNoneMatchHeaders,
       response: { 200: WithTag, 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'ORDER_NOT_FOUND', 'ACCESS_DENIED') }
     }
   }, async (request, reply) => {
@@ -109,7 +107,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'the representation are read-only: accepted and ignored. Checks run in this order: 404, 403, 412 (If-Match), 409.',
       security,
       params: IdParams,
-      headers: Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 PRECONDITION_FAILED and nothing changes.' })) }),
+      headers: IfMatchHeaders,
       body: OrderPatchBody,
       response: {
         200: WithTag,
@@ -140,7 +138,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams,
       querystring: PageQuerySchema,
       response: {
-        200: Type.Array(Order, { headers: { link: Type.String({ description: 'Present when more items follow: `<URL>; rel="next"`.' }) } }),
+        200: Type.Array(Order, { headers: LINK_HEADER }),
         ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED')
       }
     }

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
@@ -7,16 +6,13 @@ import { authenticate, currentUser } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
 import { finishPage, pageRequest } from '../http/paging.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, NoContent } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
 import { toPost } from './post.representation.js'
 import { Post, PostCreateBody, PostList, PostListQuery, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
 
 const tags = ['posts']
 const security = [{ bearerAuth: [] }]
-const ifMatchHeader = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 and nothing changes.' })) })
-const ifNoneMatchHeader = Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it is current the answer is 304 with no body.' })) })
-const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag is current.' })
 const WRITE_ERRORS = [...AUTH_ERRORS, 'VALIDATION_ERROR', 'POST_NOT_FOUND', 'FORBIDDEN_POST_ACCESS', 'PRECONDITION_FAILED'] as const
 
 /** Only the author may change a post; anyone else, admins included, gets the same generic 403. */
@@ -71,7 +67,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Read a post',
       description: 'Sends a strong ETag; with a current If-None-Match the answer is 304. Reading never counts a view.',
       params: IdParams,
-      headers: ifNoneMatchHeader,
+      headers: IfNoneMatchHeaders,
       response: { 200: Post, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'POST_NOT_FOUND') }
     }
   }, async (request, reply) => {
@@ -108,7 +104,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Author only. Both title and content are required; read-only members of the representation are accepted and ignored, so a client can PUT back what it read. Honours If-Match.',
       security,
       params: IdParams,
-      headers: ifMatchHeader,
+      headers: IfMatchHeaders,
       body: PostReplaceBody,
       response: { 200: Post, ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
     }
@@ -125,7 +121,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Author only. `application/json` or `application/merge-patch+json`. Only the members sent change, each by the same rule as in PUT; `null` for a member, or a body with neither title nor content, is 400. Honours If-Match.',
       security,
       params: IdParams,
-      headers: ifMatchHeader,
+      headers: IfMatchHeaders,
       consumes: ['application/json', 'application/merge-patch+json'],
       body: PostPatchBody,
       response: { 200: Post, ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
@@ -143,7 +139,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Author only. Honours If-Match.',
       security,
       params: IdParams,
-      headers: ifMatchHeader,
+      headers: IfMatchHeaders,
       response: { 204: NoContent, ...errorResponses(...WRITE_ERRORS) }
     }
   }, async (request, reply) => {

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { PageQuery } from '../http/paging.js'
-import { Id, IdString, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { Id, IdString, LINK_HEADER, ReadOnly, Text, Timestamp } from '../http/schemas.js'
 
 // Field rules (contract section 8): lengths are Unicode code points; "non-blank" and
 // well-formedness come from Text(). Content has no limit in the contract; this service caps it
@@ -27,7 +27,7 @@ export const Post = Type.Object({
 }, { description: 'A post.' })
 export type PostType = Static<typeof Post>
 
-export const PostList = Type.Array(Post, { description: 'Posts, newest first. When more follow, the Link header carries rel="next".' })
+export const PostList = Type.Array(Post, { description: 'Posts, newest first. When more follow, the Link header carries rel="next".', headers: LINK_HEADER })
 
 export const PostViews = Type.Object({ views: ViewCount }, { description: 'The post\'s view count after this view.' })
 

@@ -5,27 +5,20 @@ import { authenticate, requireAdmin } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
 import { toProduct } from './product.representation.js'
 import { Product, ProductCreateBody, ProductPatchBody, ProductProperties, WRITABLE_MEMBERS } from './product.schemas.js'
 
 const security = [{ bearerAuth: [] }]
-const ifMatchHeader = Type.Object({
-  'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 PRECONDITION_FAILED and nothing changes.' }))
-})
-const ifNoneMatchHeader = Type.Object({
-  'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it still matches the answer is 304 with no body.' }))
-})
 const Created = Type.Object(ProductProperties, {
   description: 'The created product.',
   headers: { location: Type.String({ description: 'The address of the new product.' }) }
 })
 const WithTag = Type.Object(ProductProperties, {
   description: 'The product.',
-  headers: { etag: Type.String({ description: 'A strong entity tag of this representation.' }) }
+  headers: ETAG_HEADER
 })
-const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag still matches.' })
 
 export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
@@ -54,7 +47,7 @@ export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.',
       querystring: PageQuerySchema,
       response: {
-        200: Type.Array(Product, { headers: { link: Type.String({ description: 'Present when more items follow: `<URL>; rel="next"`.' }) } }),
+        200: Type.Array(Product, { headers: LINK_HEADER }),
         ...errorResponses('VALIDATION_ERROR')
       }
     }
@@ -69,7 +62,7 @@ export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['products'],
       summary: 'Read a product',
       params: IdParams,
-      headers: ifNoneMatchHeader,
+      headers: IfNoneMatchHeaders,
       response: { 200: WithTag, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'PRODUCT_NOT_FOUND') }
     }
   }, async (request, reply) => {
@@ -89,7 +82,7 @@ export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
         '`null` is not accepted for any member. Accepts application/json and application/merge-patch+json.',
       security,
       params: IdParams,
-      headers: ifMatchHeader,
+      headers: IfMatchHeaders,
       body: ProductPatchBody,
       response: { 200: WithTag, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
     }

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { forUpdate } from '../db/lock.js'
 import { nowIso, toIso } from '../db/types.js'
 import { authenticate, requireSelf } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, NoContent } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCredentials } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
@@ -14,7 +13,6 @@ import { toUserPrivate, toUserPublic, userTagSource } from './user.representatio
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 
 const security = [{ bearerAuth: [] }]
-const ifMatchHeader = Type.Object({ 'if-match': Type.Optional(Type.String({ description: 'A strong ETag from GET; a stale one is 412 and nothing changes.' })) })
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
@@ -39,8 +37,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['users'],
       summary: 'Read a user',
+      description: 'Sends a strong ETag; with a current If-None-Match the answer is 304.',
       params: IdParams,
-      response: { 200: UserPublic, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
+      headers: IfNoneMatchHeaders,
+      response: { 200: UserPublic, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
     }
   }, async (request, reply) => {
     const user = await findUserById(db, BigInt(request.params.id))
@@ -56,7 +56,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Replace your e-mail and name',
       security,
       params: IdParams,
-      headers: ifMatchHeader,
+      headers: IfMatchHeaders,
       body: UserReplaceBody,
       response: { 200: UserPrivate, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL') }
     }
@@ -80,7 +80,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Your sessions, posts and orders go with it; the e-mail address becomes free.',
       security,
       params: IdParams,
-      headers: ifMatchHeader,
+      headers: IfMatchHeaders,
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
     }
   }, async (request, reply) => {
@@ -100,7 +100,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       summary: 'Read a user\'s public profile',
       params: IdParams,
-      response: { 200: Profile, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
+      headers: IfNoneMatchHeaders,
+      response: { 200: Profile, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
