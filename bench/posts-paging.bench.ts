@@ -7,18 +7,14 @@
 //   npx tsx bench/posts-paging.bench.ts                     (SQLite, a fresh temporary file)
 //   BENCH_DATABASE_URL=postgres://… npx tsx bench/posts-paging.bench.ts   (also PostgreSQL, a fresh database)
 //   BENCH_POSTS=200000 BENCH_ROUNDS=500 …                   (optional: table size, timed rounds)
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { CompiledQuery, sql } from 'kysely'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { encodeCursor } from '../src/http/paging.js'
+import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
 import { listPostsQuery } from '../src/posts/post.repository.js'
 
 const POSTS = Math.max(100_000, Number(process.env.BENCH_POSTS ?? 100_000))
@@ -44,31 +40,10 @@ async function time (fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start
 }
 
-interface Target { name: string, url: string, drop: () => Promise<void> }
+interface Target extends ScratchDatabase { name: string }
 
-function sqliteTarget (): Target {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-posts-'))
-  return { name: 'SQLite', url: `file:${join(dir, 'bench.db')}`, drop: async () => { rmSync(dir, { recursive: true, force: true }) } }
-}
-
-async function postgresTarget (adminUrl: string): Promise<Target> {
-  const name = `bench_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return {
-    name: 'PostgreSQL',
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    }
-  }
+async function target (name: string, postgresAdminUrl?: string): Promise<Target> {
+  return { name, ...await scratchDatabase('bench-posts', postgresAdminUrl) }
 }
 
 /** Users and posts straight through Kysely, in one transaction, a thousand rows per INSERT. */
@@ -176,6 +151,6 @@ async function run (target: Target): Promise<void> {
   }
 }
 
-const targets: Target[] = [sqliteTarget()]
-if (process.env.BENCH_DATABASE_URL !== undefined && process.env.BENCH_DATABASE_URL !== '') targets.push(await postgresTarget(process.env.BENCH_DATABASE_URL))
+const targets: Target[] = [await target('SQLite')]
+if (process.env.BENCH_DATABASE_URL !== undefined && process.env.BENCH_DATABASE_URL !== '') targets.push(await target('PostgreSQL', process.env.BENCH_DATABASE_URL))
 for (const target of targets) await run(target)

@@ -1,44 +1,23 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import assert from 'node:assert/strict'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config/config.js'
 import { openDatabase, type DialectName } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { scratchDatabase, type ScratchDatabase } from './scratch-database.js'
 
 // Each test file builds its own app on a fresh database: a new SQLite file, or a new
 // PostgreSQL database when TEST_DB=postgres (scripts/test.mjs runs the suite once per database).
 
 export const dialect: DialectName = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite'
 
-async function freshDatabaseUrl (): Promise<{ url: string, drop: () => Promise<void> }> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'api-test-'))
-    return { url: `file:${join(dir, 'test.db')}`, drop: async () => { rmSync(dir, { recursive: true, force: true }) } }
-  }
+async function freshDatabaseUrl (): Promise<ScratchDatabase> {
+  if (dialect === 'sqlite') return await scratchDatabase('api-test')
   const adminUrl = process.env.TEST_DATABASE_URL
   if (adminUrl === undefined) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL')
-  const name = `test_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    }
-  }
+  return await scratchDatabase('test', adminUrl)
 }
 
 export interface TestApp {
