@@ -9,7 +9,7 @@ describe('RATE_LIMIT_PER_MINUTE', () => {
   test('the 4th request in a minute from one address is 429 with Retry-After and RateLimit fields', async () => {
     for (let i = 0; i < 3; i++) {
       const res = await app.inject({ method: 'GET', url: '/v1/users/1', remoteAddress: '10.0.0.1' })
-      assert.equal(res.statusCode, 404)
+      assertError(res, 404, 'USER_NOT_FOUND')
       assert.equal(res.headers['ratelimit-policy'], '"default";q=3;w=60')
       assert.match(String(res.headers.ratelimit), new RegExp(`^"default";r=${2 - i};t=\\d+$`))
     }
@@ -22,7 +22,7 @@ describe('RATE_LIMIT_PER_MINUTE', () => {
 
   test('another address has its own window; health checks are never limited', async () => {
     const other = await app.inject({ method: 'GET', url: '/v1/users/1', remoteAddress: '10.0.0.2' })
-    assert.equal(other.statusCode, 404)
+    assertError(other, 404, 'USER_NOT_FOUND')
     for (let i = 0; i < 5; i++) {
       const health = await app.inject({ method: 'GET', url: '/health/live', remoteAddress: '10.0.0.1' })
       assert.equal(health.statusCode, 200)

@@ -103,6 +103,7 @@ describe('X-Request-Id', () => {
       req.end('{"name":"' + 'x'.repeat(4988) + '"}')
     })
     assert.equal(res.status, 413)
+    assert.equal(JSON.parse(res.body).code, 'PAYLOAD_TOO_LARGE')
     assert.equal(res.headers['x-request-id'], 'big-one')
     assert.equal(JSON.parse(res.body).requestId, 'big-one')
   })

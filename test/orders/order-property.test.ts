@@ -54,6 +54,7 @@ describe('orders property', () => {
         const expected = expectedFailures(body)
         if (expected.length > 0) {
           assert.equal(res.statusCode, 400, res.body)
+          assert.equal(res.json().code, 'VALIDATION_ERROR')
           assert.deepEqual(res.json().errors.map((e: { field: string }) => e.field).sort(), expected)
         } else if (res.statusCode === 400) {
           assert.deepEqual(res.json().errors.map((e: { field: string }) => e.field), ['Idempotency-Key'])

@@ -37,6 +37,7 @@ async function check (record: Record<string, unknown>): Promise<number> {
   const expected = expectedFailures(body)
   if (expected.length > 0) {
     assert.equal(res.statusCode, 400, `${JSON.stringify(body)} → ${res.body}`)
+    assert.equal(res.json().code, 'VALIDATION_ERROR')
     assert.deepEqual(res.json().errors.map((e: { field: string }) => e.field).sort(), expected, JSON.stringify(body))
     return 400
   }

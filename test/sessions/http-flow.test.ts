@@ -17,6 +17,11 @@ async function call (method: string, path: string, body?: unknown, token?: strin
   return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) }
 }
 
+function assertUnauthenticated (res: { status: number, json: () => any }): void {
+  assert.equal(res.status, 401)
+  assert.equal(res.json().code, 'AUTHENTICATION_REQUIRED')
+}
+
 describe('account life over HTTP', () => {
   test('sign up, log in, use, rename, re-key, log out, delete', async () => {
     const email = uniqueEmail('http')
@@ -42,19 +47,18 @@ describe('account life over HTTP', () => {
     const rekeyed = await call('PUT', `/v1/users/${id}/password`, { currentPassword: 'correct horse', newPassword: 'battery staple' }, token)
     assert.equal(rekeyed.status, 204)
     assert.equal(rekeyed.text, '')
-    assert.equal((await call('GET', '/v1/sessions/current', undefined, second)).status, 401)
+    assertUnauthenticated(await call('GET', '/v1/sessions/current', undefined, second))
 
     const out = await call('DELETE', '/v1/sessions/current', undefined, token)
     assert.equal(out.status, 204)
     const loggedOut = await call('GET', '/v1/sessions/current', undefined, token)
-    assert.equal(loggedOut.status, 401)
-    assert.equal(loggedOut.json().code, 'AUTHENTICATION_REQUIRED')
+    assertUnauthenticated(loggedOut)
     assert.equal(loggedOut.json().requestId, loggedOut.headers.get('x-request-id'))
 
     const again = (await call('POST', '/v1/sessions', { email, password: 'battery staple' })).json().token as string
     assert.equal((await call('DELETE', `/v1/users/${id}`, undefined, again)).status, 204)
     assert.equal((await call('GET', `/v1/users/${id}`)).json().code, 'USER_NOT_FOUND')
-    assert.equal((await call('GET', '/v1/sessions/current', undefined, again)).status, 401)
+    assertUnauthenticated(await call('GET', '/v1/sessions/current', undefined, again))
   })
 
   test('raw JSON with a NUL escape over the wire is a 400 naming the field', async () => {

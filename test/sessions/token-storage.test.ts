@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { buildTestApp, createUser, dialect } from '../helper.js'
+import { assertError, buildTestApp, createUser, dialect } from '../helper.js'
 
 // The server keeps only a hash of each bearer token: nothing in the database can be replayed.
 
@@ -51,7 +51,7 @@ describe('token storage', () => {
     const user = await createUser(app)
     const row = await app.db.selectFrom('sessions').select('token_hash').where('user_id', '=', BigInt(user.id)).executeTakeFirstOrThrow()
     const res = await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: { authorization: `Bearer ${row.token_hash}` } })
-    assert.equal(res.statusCode, 401)
+    assertError(res, 401, 'AUTHENTICATION_REQUIRED')
   })
 
   test('the token never appears in a later response other than the current session', async () => {

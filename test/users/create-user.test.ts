@@ -122,7 +122,7 @@ describe('POST /v1/users', () => {
     assertError(res, 409, 'DUPLICATE_EMAIL')
     assert.equal(res.json().message, 'The e-mail address is already registered.')
     assert.equal((await session(body.email, body.password)).statusCode, 201)
-    assert.equal((await session(body.email, 'other password')).statusCode, 401)
+    assertError(await session(body.email, 'other password'), 401, 'INVALID_CREDENTIALS')
   })
 
   test('validation comes before the duplicate check', async () => {

@@ -21,7 +21,7 @@ describe('PUT /v1/users/{id}', () => {
     const read = await app.inject({ method: 'GET', url: `/v1/users/${user.id}` })
     assert.deepEqual(read.json(), { id: user.id, name: 'Renamed' })
     assert.equal(res.headers.etag, read.headers.etag)
-    assert.equal((await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })).statusCode, 401)
+    assertError(await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } }), 401, 'INVALID_CREDENTIALS')
     assert.ok(await login(app, email, user.password))
     // The old e-mail is free again.
     assert.equal((await createUser(app, { email: user.email })).email, user.email)
