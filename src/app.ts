@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config/config.js'
 import type { DatabaseHandle } from './db/database.js'
-import { ApiError } from './http/errors.js'
+import { serviceUnavailable } from './http/errors.js'
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { registerRateLimit } from './http/rate-limit.js'
@@ -59,7 +59,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   let closing = false
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id)
-    if (closing) throw new ApiError('SERVICE_UNAVAILABLE', { message: 'The server is shutting down.', headers: { 'retry-after': '5', connection: 'close' } })
+    if (closing) throw serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } })
   })
   // Responses finished during shutdown close their connection, so keep-alive sockets do not
   // hold the server open until their timeout.

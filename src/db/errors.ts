@@ -10,11 +10,6 @@ export function isUniqueViolation (error: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
 }
 
-export function isForeignKeyViolation (error: unknown): boolean {
-  const code = codeOf(error)
-  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
-}
-
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN'])
 // PostgreSQL: admin/crash shutdown, cannot connect now, too many connections, statement timeout.
 const UNAVAILABLE_PG_CODES = new Set(['57P01', '57P02', '57P03', '53300', '57014'])

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isDatabaseUnavailable } from '../db/errors.js'
-import { ApiError, validationError } from './errors.js'
+import { ApiError, serviceUnavailable, validationError } from './errors.js'
 import { sendProblem } from './problem.js'
 
 // Fastify's own failures while reading a request, mapped onto catalogue codes.
@@ -12,14 +12,12 @@ const FRAMEWORK_CODES: Record<string, () => ApiError> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError('MALFORMED_JSON')
 }
 
-const RETRY_AFTER_SECONDS = '5'
-
 export function toApiError (error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error
   const code = (error as FastifyError | null)?.code
   if (typeof code === 'string' && code in FRAMEWORK_CODES) return FRAMEWORK_CODES[code]!()
   if (isDatabaseUnavailable(error)) {
-    return new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': RETRY_AFTER_SECONDS }, cause: error })
+    return serviceUnavailable({ cause: error })
   }
   // A client-side failure the framework detected (aborted upload, bad URL encoding, …).
   const status = (error as FastifyError | null)?.statusCode

@@ -65,6 +65,11 @@ export function validationError (errors: FieldError[]): ApiError {
   return new ApiError('VALIDATION_ERROR', { errors })
 }
 
+/** 503 with Retry-After: the database is out of reach, or the server is shutting down. */
+export function serviceUnavailable (options: { message?: string, cause?: unknown, headers?: Record<string, string> } = {}): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', { ...options, headers: { 'retry-after': '5', ...options.headers } })
+}
+
 export function isApiError (error: unknown): error is ApiError {
   return error instanceof ApiError
 }

@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { validationError } from './errors.js'
 import { MAX_ID } from './schemas.js'
 
 // Keyset paging shared by every list (contract section 4.4): newest first by id, `limit` 1–100
@@ -32,21 +31,14 @@ export function parseCursor (cursor: string): bigint | undefined {
   return BigInt(digits)
 }
 
-/** The id before which the page starts, or undefined for the first page; 400 when unreadable. */
-export function decodeCursor (cursor: string | undefined): bigint | undefined {
-  if (cursor === undefined) return undefined
-  const id = parseCursor(cursor)
-  if (id === undefined) throw validationError([{ field: 'cursor', message: 'is not a valid cursor' }])
-  return id
-}
-
 export interface PageRequest {
   limit: number
   before: bigint | undefined
 }
 
+/** The page asked for; the cursor has already passed validation (the `x-cursor` keyword). */
 export function pageRequest (query: PageQueryType): PageRequest {
-  return { limit: query.limit ?? DEFAULT_LIMIT, before: decodeCursor(query.cursor) }
+  return { limit: query.limit ?? DEFAULT_LIMIT, before: query.cursor === undefined ? undefined : parseCursor(query.cursor) }
 }
 
 /**

@@ -14,8 +14,10 @@ import { validationError, type FieldError } from './errors.js'
 // arrive as strings: a query value is turned into the number or boolean its schema asks for only
 // when it is written exactly so (`limit=20`, not `0x14`, ` 20`, `2e1` or `20.0`), see queryValues.
 
-function createAjv (coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes, removeAdditional: false, useDefaults: false, strict: false, unicodeRegExp: true })
+// One Ajv for every part: no coercion (query numbers are converted by queryValues below), no
+// removal of unknown members, every error reported.
+function createAjv (): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, strict: false, unicodeRegExp: true })
   ajv.addFormat('email', WHATWG_EMAIL)
   // An id in a JSON body is a JSON number, which JSON.parse reads as a double: above 2^53 it would
   // be silently rounded to another id (and 1e400 reads as Infinity), so such a number is refused.
@@ -50,8 +52,7 @@ function createAjv (coerceTypes: boolean): Ajv {
   return ajv
 }
 
-const bodyAjv = createAjv(false)
-const stringAjv = createAjv(false)
+const ajv = createAjv()
 
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'a JSON object', array: 'an array', null: 'null'
@@ -115,9 +116,9 @@ function validatorsFor (schema: Record<string, unknown>): RouteValidators {
   let validators = compiled.get(schema)
   if (validators === undefined) {
     validators = {}
-    if (schema.params !== undefined) validators.params = stringAjv.compile(schema.params as object)
-    if (schema.querystring !== undefined) validators.querystring = stringAjv.compile(schema.querystring as object)
-    if (schema.body !== undefined) validators.body = bodyAjv.compile(schema.body as object)
+    if (schema.params !== undefined) validators.params = ajv.compile(schema.params as object)
+    if (schema.querystring !== undefined) validators.querystring = ajv.compile(schema.querystring as object)
+    if (schema.body !== undefined) validators.body = ajv.compile(schema.body as object)
     compiled.set(schema, validators)
   }
   return validators

@@ -28,7 +28,6 @@ export const OrderCreateBody = Type.Object({
   createdAt: ReadOnly('Creation time.'),
   updatedAt: ReadOnly('Time of the last change.')
 }, { additionalProperties: false })
-export type OrderCreateBodyType = Static<typeof OrderCreateBody>
 
 export const TargetStatusSchema = Type.Unsafe<TargetStatus>({
   type: 'string',
@@ -48,7 +47,6 @@ export const OrderPatchBody = Type.Object({
   createdAt: ReadOnly('Creation time.'),
   updatedAt: ReadOnly('Time of the last change.')
 }, { additionalProperties: false })
-export type OrderPatchBodyType = Static<typeof OrderPatchBody>
 
 export const OrderProperties = {
   id: Id,

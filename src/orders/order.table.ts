@@ -28,4 +28,3 @@ export interface IdempotencyKeyTable {
 }
 
 export type OrderRow = Selectable<OrderTable>
-export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>

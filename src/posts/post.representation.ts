@@ -13,4 +13,3 @@ export function toPost (row: PostWithAuthor) {
     updatedAt: toIso(row.updated_at)
   }
 }
-export type PostRepresentation = ReturnType<typeof toPost>

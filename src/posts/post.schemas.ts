@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { PageQuery } from '../http/paging.js'
 import { Id, IdString, LINK_HEADER, ReadOnly, Text, Timestamp } from '../http/schemas.js'
 
@@ -25,7 +25,6 @@ export const Post = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { description: 'A post.' })
-export type PostType = Static<typeof Post>
 
 export const PostList = Type.Array(Post, { description: 'Posts, newest first. When more follow, the Link header carries rel="next".', headers: LINK_HEADER })
 
@@ -42,10 +41,8 @@ const readOnlyMembers = {
 }
 
 export const PostCreateBody = Type.Object({ title: Title, content: Content, ...readOnlyMembers }, { additionalProperties: false })
-export type PostCreateBodyType = Static<typeof PostCreateBody>
 
 export const PostReplaceBody = Type.Object({ title: Title, content: Content, ...readOnlyMembers }, { additionalProperties: false })
-export type PostReplaceBodyType = Static<typeof PostReplaceBody>
 
 // PATCH (JSON or JSON merge patch): only the members sent change, each by the same rule as in
 // PUT; `null` is not a string, so it fails (a title or content cannot be removed), and a body
@@ -55,10 +52,8 @@ export const PostPatchBody = Type.Object({
   content: Type.Optional(Content),
   ...readOnlyMembers
 }, { additionalProperties: false, 'x-require-one-of': ['title', 'content'], description: 'At least one of title and content.' })
-export type PostPatchBodyType = Static<typeof PostPatchBody>
 
 export const PostListQuery = Type.Object({
   ...PageQuery,
   authorId: Type.Optional(IdString('Only posts by this user (an id). An unknown user has no posts: the list is empty.'))
 })
-export type PostListQueryType = Static<typeof PostListQuery>

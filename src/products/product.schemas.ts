@@ -31,7 +31,6 @@ export const ProductCreateBody = Type.Object({
   onSale: Type.Optional({ ...OnSale, description: `${OnSale.description} Default true.` }),
   ...readOnlyMembers
 }, { additionalProperties: false })
-export type ProductCreateBodyType = Static<typeof ProductCreateBody>
 
 /** The members PATCH may change; a body must carry at least one of them. */
 export const WRITABLE_MEMBERS = ['name', 'price', 'category', 'stock', 'onSale'] as const
@@ -49,7 +48,6 @@ export const ProductPatchBody = Type.Object({
   'x-require-one-of': [...WRITABLE_MEMBERS],
   description: `Some of ${WRITABLE_MEMBERS.join(', ')}; at least one. \`null\` is not a value for any member.`
 })
-export type ProductPatchBodyType = Static<typeof ProductPatchBody>
 
 export const ProductProperties = {
   id: Id,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
-import { ApiError, catalogue, errorCodes, type ErrorCode } from '../http/errors.js'
+import { ApiError, catalogue, errorCodes, serviceUnavailable, type ErrorCode } from '../http/errors.js'
 import { NAME, VERSION } from './version.js'
 import { errorResponses } from '../http/schemas.js'
 
@@ -52,7 +52,7 @@ export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       await sql`select 1`.execute(app.db)
     } catch (error) {
-      throw new ApiError('SERVICE_UNAVAILABLE', { headers: { 'retry-after': '5' }, cause: error })
+      throw serviceUnavailable({ cause: error })
     }
     return { status: 'ok' }
   })

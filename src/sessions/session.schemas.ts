@@ -1,4 +1,4 @@
-import { Type, type Static, type TString } from '@sinclair/typebox'
+import { Type, type TString } from '@sinclair/typebox'
 import { Id, Text, Timestamp } from '../http/schemas.js'
 
 /**
@@ -15,7 +15,6 @@ export const LoginBody = Type.Object({
   email: Text({ maxLength: 254, description: 'The e-mail address the account was created with (any case).' }),
   password: OfferedPassword()
 }, { additionalProperties: false })
-export type LoginBodyType = Static<typeof LoginBody>
 
 export const Session = Type.Object({
   token: Type.String({ description: 'Opaque bearer token (256 random bits). Send it as `Authorization: Bearer TOKEN`.' }),

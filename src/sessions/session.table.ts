@@ -1,4 +1,3 @@
-import type { Selectable } from 'kysely'
 import type { GeneratedId, Int, Timestamp } from '../db/types.js'
 
 export interface SessionTable {
@@ -18,4 +17,3 @@ export interface LoginFailureTable {
   failed_at: Timestamp
 }
 
-export type SessionRow = Selectable<SessionTable>

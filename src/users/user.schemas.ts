@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { Id, ReadOnly, Text, Timestamp } from '../http/schemas.js'
 import { OfferedPassword } from '../sessions/session.schemas.js'
 
@@ -15,20 +15,17 @@ export const UserCreateBody = Type.Object({
   name: UserName,
   id: ReadOnly('The user id.')
 }, { additionalProperties: false })
-export type UserCreateBodyType = Static<typeof UserCreateBody>
 
 export const UserReplaceBody = Type.Object({
   email: Email,
   name: UserName,
   id: ReadOnly('The user id.')
 }, { additionalProperties: false })
-export type UserReplaceBodyType = Static<typeof UserReplaceBody>
 
 export const PasswordChangeBody = Type.Object({
   currentPassword: OfferedPassword('The password in use now.'),
   newPassword: Password
 }, { additionalProperties: false })
-export type PasswordChangeBodyType = Static<typeof PasswordChangeBody>
 
 export const Profile = Type.Object({
   id: Id,
