@@ -14,8 +14,8 @@ function listedTags (header: string): string[] {
   return header.split(',').map((t) => t.trim()).filter((t) => t !== '')
 }
 
-/** GET: sets ETag; true when If-None-Match matches and a 304 has been sent instead. */
-export function sendIfNoneMatch (request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
+/** Sets ETag; true when If-None-Match matches and a 304 has been sent instead. */
+function sendIfNoneMatch (request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
   reply.header('etag', etag)
   const header = request.headers['if-none-match']
   if (typeof header !== 'string') return false
@@ -23,6 +23,15 @@ export function sendIfNoneMatch (request: FastifyRequest, reply: FastifyReply, e
   const matches = listedTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === etag)
   if (matches) void reply.code(304).send()
   return matches
+}
+
+/**
+ * A single-resource GET: the representation with its strong ETag (computed from `tagSource`,
+ * the representation itself unless the tag must cover more), or 304 when If-None-Match matches.
+ */
+export async function sendTagged (request: FastifyRequest, reply: FastifyReply, representation: unknown, tagSource: unknown = representation): Promise<FastifyReply> {
+  if (sendIfNoneMatch(request, reply, etagOf(tagSource))) return reply
+  return await reply.send(representation)
 }
 
 /** PUT, PATCH, DELETE: a stale If-Match is 412 and nothing changes. Strong comparison. */

@@ -5,7 +5,7 @@ import type { Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
 import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUser } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
 import { findUserById } from '../users/user.repository.js'
@@ -92,9 +92,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const row = await findOrderById(db, BigInt(request.params.id))
     if (row === undefined) throw new ApiError('ORDER_NOT_FOUND')
     if (!canRead(requesterOf(currentUser(request), row))) throw new ApiError('ACCESS_DENIED')
-    const order = toOrder(row)
-    if (sendIfNoneMatch(request, reply, etagOf(order))) return reply
-    return order
+    return await sendTagged(request, reply, toOrder(row))
   })
 
   app.patch('/orders/:id', {

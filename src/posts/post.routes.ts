@@ -4,7 +4,7 @@ import type { Executor } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
 import { authenticate, currentUser } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { finishPage, pageRequest } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
@@ -73,9 +73,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const post = await findPost(db, BigInt(request.params.id))
     if (post === undefined) throw new ApiError('POST_NOT_FOUND')
-    const representation = toPost(post)
-    if (sendIfNoneMatch(request, reply, etagOf(representation))) return reply
-    return representation
+    return await sendTagged(request, reply, toPost(post))
   })
 
   app.post('/posts', {

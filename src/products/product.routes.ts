@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { nowIso } from '../db/types.js'
 import { authenticate, requireAdmin } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
@@ -68,9 +68,7 @@ export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const row = await findProductById(db, BigInt(request.params.id))
     if (row === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
-    const product = toProduct(row)
-    if (sendIfNoneMatch(request, reply, etagOf(product))) return reply
-    return product
+    return await sendTagged(request, reply, toProduct(row))
   })
 
   app.patch('/products/:id', {

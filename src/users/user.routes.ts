@@ -3,7 +3,7 @@ import { forUpdate } from '../db/lock.js'
 import { nowIso, toIso } from '../db/types.js'
 import { authenticate, requireSelf } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendIfNoneMatch } from '../http/etag.js'
+import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCredentials } from '../sessions/session.service.js'
@@ -45,8 +45,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await findUserById(db, BigInt(request.params.id))
     if (user === undefined) throw new ApiError('USER_NOT_FOUND')
-    if (sendIfNoneMatch(request, reply, etagOf(userTagSource(user)))) return reply
-    return toUserPublic(user)
+    return await sendTagged(request, reply, toUserPublic(user), userTagSource(user))
   })
 
   app.put('/users/:id', {
@@ -108,8 +107,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const user = await findUserById(db, id)
     if (user === undefined) throw new ApiError('USER_NOT_FOUND')
     const profile = { id: user.id, name: user.name, postCount: await countPostsByAuthor(db, id), createdAt: toIso(user.created_at) }
-    if (sendIfNoneMatch(request, reply, etagOf(profile))) return reply
-    return profile
+    return await sendTagged(request, reply, profile)
   })
 
   app.put('/users/:id/password', {
