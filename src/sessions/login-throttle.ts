@@ -45,8 +45,11 @@ function rateLimitHeaders (states: ScopeState[], resetSeconds: number): Record<s
 }
 
 export interface LoginAttempt {
-  /** The password was right: the attempt is no failure, and the e-mail's count is cleared. */
-  succeeded: () => Promise<void>
+  /**
+   * The password was right: the attempt is no failure, and the e-mail's count is cleared. Run it
+   * in the transaction that acts on the log-in, so both happen or neither does.
+   */
+  succeeded: (trx: Executor) => Promise<void>
   /** The RateLimit header fields for the answer, counting this attempt when it failed. */
   headers: (failed: boolean) => Record<string, string>
 }
@@ -64,7 +67,7 @@ export async function beginLoginAttempt (db: Executor, keys: ThrottleKeys, limit
     { scope: 'client', key: keys.client, failed_at: failedAt }
   ]).returning('id').execute()
   const ownIds = own.map((r) => r.id)
-  const takeBack = async () => { await db.deleteFrom('login_failures').where('id', 'in', ownIds).execute() }
+  const takeBack = async (executor: Executor) => { await executor.deleteFrom('login_failures').where('id', 'in', ownIds).execute() }
   // Counts before this attempt (this attempt's own rows are in the window too).
   const states: ScopeState[] = [
     { scope: 'email', key: keys.email, limit: limits.perEmail, count: await countFailures(db, 'email', keys.email, since) - 1 },
@@ -72,7 +75,7 @@ export async function beginLoginAttempt (db: Executor, keys: ThrottleKeys, limit
   ]
   const blocked = states.filter((s) => s.count >= s.limit)
   if (blocked.length > 0) {
-    await takeBack()
+    await takeBack(db)
     let retryAfter = 0
     for (const state of blocked) retryAfter = Math.max(retryAfter, await secondsUntilFree(db, state, since, now))
     throw new ApiError('TOO_MANY_REQUESTS', {
@@ -82,9 +85,10 @@ export async function beginLoginAttempt (db: Executor, keys: ThrottleKeys, limit
   }
   await pruneOldFailures(db, since)
   return {
-    succeeded: async () => {
-      await takeBack()
-      await clearEmailFailures(db, keys.email)
+    succeeded: async (trx) => {
+      // The e-mail's rows (this attempt's among them) all go; of the client's, only this attempt's.
+      await clearEmailFailures(trx, keys.email)
+      await takeBack(trx)
     },
     headers: (failed) => rateLimitHeaders(failed ? states.map((s) => ({ ...s, count: s.count + 1 })) : states, WINDOW_SECONDS)
   }

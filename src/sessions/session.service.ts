@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js'
-import type { Db } from '../db/schema.js'
+import type { Db, Executor } from '../db/schema.js'
 import { toIso } from '../db/types.js'
 import { ApiError } from '../http/errors.js'
 import { findUserByEmail } from '../users/user.repository.js'
@@ -13,19 +13,26 @@ function invalidCredentials (headers: Record<string, string>): ApiError {
   return new ApiError('INVALID_CREDENTIALS', { headers })
 }
 
+export interface VerifiedCredentials {
+  user: UserRow
+  /** The RateLimit header fields for the answer. */
+  headers: Record<string, string>
+  /** Takes the attempt off the failure count; call it in the transaction that acts on the log-in. */
+  succeeded: (trx: Executor) => Promise<void>
+}
+
 /**
  * Checks an e-mail and password under the log-in limits. A wrong e-mail and a wrong password
  * give the same error, message and (through the dummy hash) the same time.
  */
-export async function verifyCredentials (db: Db, config: Config, email: string, password: string, client: string): Promise<{ user: UserRow, headers: Record<string, string> }> {
+export async function verifyCredentials (db: Db, config: Config, email: string, password: string, client: string): Promise<VerifiedCredentials> {
   const keys = { email: email.toLowerCase(), client }
   // Counted as a failure from here on, unless the password turns out right.
   const attempt = await beginLoginAttempt(db, keys, { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient })
   const user = await findUserByEmail(db, email)
   const ok = user === undefined ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
   if (user === undefined || !ok) throw invalidCredentials(attempt.headers(true))
-  await attempt.succeeded()
-  return { user, headers: attempt.headers(false) }
+  return { user, headers: attempt.headers(false), succeeded: attempt.succeeded }
 }
 
 export function sessionRepresentation (token: string, expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
@@ -38,12 +45,16 @@ export function sessionRepresentation (token: string, expiresAt: Date | string, 
 }
 
 export async function logIn (db: Db, config: Config, email: string, password: string, client: string) {
-  const { user, headers } = await verifyCredentials(db, config, email, password, client)
+  const { user, headers, succeeded } = await verifyCredentials(db, config, email, password, client)
   const { token, hash } = newToken()
   const now = Date.now()
   const expiresAt = new Date(now + config.sessionTtlSeconds * 1000).toISOString()
-  await insertSession(db, user.id, hash, new Date(now).toISOString(), expiresAt)
-  // Expired sessions are useless; each log-in clears the user's own, so the table stays small.
-  await deleteExpiredSessions(db, user.id, new Date(now).toISOString())
+  // One transaction (one commit) for everything a successful log-in writes.
+  await db.transaction().execute(async (trx) => {
+    await succeeded(trx)
+    await insertSession(trx, user.id, hash, new Date(now).toISOString(), expiresAt)
+    // Expired sessions are useless; each log-in clears the user's own, so the table stays small.
+    await deleteExpiredSessions(trx, user.id, new Date(now).toISOString())
+  })
   return { session: sessionRepresentation(token, expiresAt, user), headers }
 }

@@ -126,9 +126,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const user = await findUserById(db, id)
     if (user === undefined) throw new ApiError('USER_NOT_FOUND')
     requireSelf(request, id)
-    await verifyCredentials(db, app.config, user.email, request.body.currentPassword, request.ip)
+    const { succeeded } = await verifyCredentials(db, app.config, user.email, request.body.currentPassword, request.ip)
     const passwordHash = await hashPassword(request.body.newPassword)
     await db.transaction().execute(async (trx) => {
+      await succeeded(trx)
       await updatePasswordHash(trx, id, passwordHash, nowIso())
       await deleteOtherSessions(trx, id, request.sessionTokenHash ?? '')
     })
