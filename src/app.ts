@@ -42,7 +42,6 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     keepAliveTimeout: 72_000,
     // While closing, requests get the contract's 503 from the hook below, not Fastify's own body.
     return503OnClosing: false,
-    ajv: { customOptions: { strict: false } },
     // Errors of the router itself (a path that is not valid percent-encoding) in the contract's
     // body too. Parameters may be as long as a URL can be, so that an over-long id is a 400 on
     // its own field (`id`) rather than the router's bare 414.
