@@ -9,7 +9,7 @@ import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCredentials } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
 import { countPostsByAuthor, deleteUser, findUserByEmail, findUserById, insertUser, updatePasswordHash, updateUser } from './user.repository.js'
-import { toUserPrivate, toUserPublic, userTagSource } from './user.representation.js'
+import { toUserPrivate, toUserPublic } from './user.representation.js'
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 
 const security = [{ bearerAuth: [] }]
@@ -30,7 +30,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
     const passwordHash = await hashPassword(password)
     const user = await insertUser(db, { email, name, passwordHash, role: 'USER', now: nowIso() })
-    return await reply.code(201).header('location', `/v1/users/${user.id}`).send(toUserPrivate(user))
+    const shown = toUserPrivate(user)
+    return await reply.code(201).header('location', `/v1/users/${user.id}`).header('etag', etagOf(shown)).send(shown)
   })
 
   app.get('/users/:id', {
@@ -45,7 +46,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await findUserById(db, BigInt(request.params.id))
     if (user === undefined) throw new ApiError('USER_NOT_FOUND')
-    return await sendTagged(request, reply, toUserPublic(user), userTagSource(user))
+    return await sendTagged(request, reply, toUserPublic(user))
   })
 
   app.put('/users/:id', {
@@ -65,10 +66,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const user = await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
       if (user === undefined) throw new ApiError('USER_NOT_FOUND')
       requireSelf(request, id)
-      checkIfMatch(request, etagOf(userTagSource(user)))
+      checkIfMatch(request, etagOf(toUserPrivate(user)))
       return await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
     })
-    return await reply.header('etag', etagOf(userTagSource(updated))).send(toUserPrivate(updated))
+    const shown = toUserPrivate(updated)
+    return await reply.header('etag', etagOf(shown)).send(shown)
   })
 
   app.delete('/users/:id', {
@@ -88,7 +90,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const user = await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
       if (user === undefined) throw new ApiError('USER_NOT_FOUND')
       requireSelf(request, id)
-      checkIfMatch(request, etagOf(userTagSource(user)))
+      checkIfMatch(request, etagOf(toUserPrivate(user)))
       await deleteUser(trx, id)
     })
     return await reply.code(204).send(null)

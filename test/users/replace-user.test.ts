@@ -20,7 +20,9 @@ describe('PUT /v1/users/{id}', () => {
     assert.deepEqual(res.json(), { id: user.id, email, name: 'Renamed' })
     const read = await app.inject({ method: 'GET', url: `/v1/users/${user.id}` })
     assert.deepEqual(read.json(), { id: user.id, name: 'Renamed' })
-    assert.equal(res.headers.etag, read.headers.etag)
+    // The PUT's tag covers the e-mail it shows; the public read's tag covers only {id, name}.
+    assert.match(res.headers.etag as string, /^"[^"]+"$/)
+    assert.notEqual(res.headers.etag, read.headers.etag)
     assertError(await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } }), 401, 'INVALID_CREDENTIALS')
     assert.ok(await login(app, email, user.password))
     // The old e-mail is free again.
@@ -99,16 +101,31 @@ describe('PUT /v1/users/{id}', () => {
 
   test('412 PRECONDITION_FAILED with a stale If-Match, and nothing changes', async () => {
     const user = await createUser(app)
-    const etag = (await app.inject({ method: 'GET', url: `/v1/users/${user.id}` })).headers.etag as string
-    assert.equal((await put(user.id, { email: user.email, name: 'First' }, { ...user.auth, 'if-match': etag })).statusCode, 200)
+    // The tag to send is the one of the representation with the e-mail (sign-up's 201, a PUT's 200).
+    const etag = (await put(user.id, { email: user.email, name: 'First' }, user.auth)).headers.etag as string
+    const second = await put(user.id, { email: user.email, name: 'Second' }, { ...user.auth, 'if-match': etag })
+    assert.equal(second.statusCode, 200)
     const before = await stored(user.id)
-    const stale = await put(user.id, { email: uniqueEmail(), name: 'Second' }, { ...user.auth, 'if-match': etag })
+    const stale = await put(user.id, { email: uniqueEmail(), name: 'Third' }, { ...user.auth, 'if-match': etag })
     assertError(stale, 412, 'PRECONDITION_FAILED')
     assert.deepEqual(await stored(user.id), before)
-    assertError(await put(user.id, { email: user.email, name: 'Third' }, { ...user.auth, 'if-match': `W/${etag}` }), 412, 'PRECONDITION_FAILED')
-    const fresh = (await app.inject({ method: 'GET', url: `/v1/users/${user.id}` })).headers.etag as string
+    const fresh = second.headers.etag as string
+    assertError(await put(user.id, { email: user.email, name: 'Third' }, { ...user.auth, 'if-match': `W/${fresh}` }), 412, 'PRECONDITION_FAILED')
+    // The public read's tag does not cover the e-mail, so it cannot vouch for it.
+    const publicTag = (await app.inject({ method: 'GET', url: `/v1/users/${user.id}` })).headers.etag as string
+    assertError(await put(user.id, { email: user.email, name: 'Third' }, { ...user.auth, 'if-match': publicTag }), 412, 'PRECONDITION_FAILED')
+    assert.deepEqual(await stored(user.id), before)
     assert.equal((await put(user.id, { email: user.email, name: 'Fourth' }, { ...user.auth, 'if-match': fresh })).statusCode, 200)
     assert.equal((await put(user.id, { email: user.email, name: 'Fifth' }, { ...user.auth, 'if-match': '*' })).statusCode, 200)
+  })
+
+  test('a change of the e-mail alone makes an earlier If-Match stale (no lost update of the e-mail)', async () => {
+    const user = await createUser(app)
+    const etag = (await put(user.id, { email: user.email, name: 'Same' }, user.auth)).headers.etag as string
+    const email = uniqueEmail('moved')
+    assert.equal((await put(user.id, { email, name: 'Same' }, user.auth)).statusCode, 200)
+    assertError(await put(user.id, { email: uniqueEmail(), name: 'Same' }, { ...user.auth, 'if-match': etag }), 412, 'PRECONDITION_FAILED')
+    assert.equal((await stored(user.id)).email, email)
   })
 
   test('412 only after 404 and 403', async () => {
