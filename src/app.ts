@@ -5,7 +5,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config/config.js'
 import type { DatabaseHandle } from './db/database.js'
-import { serviceUnavailable } from './http/errors.js'
+import { clientErrorHandler } from './http/client-error.js'
+import { registerDrain } from './http/drain.js'
 import { frameworkErrors, registerErrorHandler } from './http/error-handler.js'
 import { registerJsonBody } from './http/json-body.js'
 import { registerRateLimit } from './http/rate-limit.js'
@@ -36,11 +37,21 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     },
     genReqId,
     bodyLimit: config.bodyLimitBytes,
-    // Timeouts so that a slow client cannot hold a connection forever.
+    // Time limits (docs/RELIABILITY.md): the request line and headers within 10 s, the whole
+    // request (body included) within 30 s, else 408; checked every second, so a limit means
+    // what it says (Node's default check runs every 30 s). A silent socket is dropped after 60 s;
+    // an idle keep-alive connection after 72 s, longer than common balancers' 60 s, so the
+    // balancer closes first.
     requestTimeout: 30_000,
+    http: { headersTimeout: 10_000, connectionsCheckingInterval: 1000 },
     connectionTimeout: 60_000,
     keepAliveTimeout: 72_000,
-    // While closing, requests get the contract's 503 from the hook below, not Fastify's own body.
+    // Answers the HTTP layer gives before a request exists (408, 400, 414, 431) in our body.
+    clientErrorHandler,
+    // The client address (request.ip) comes from X-Forwarded-For only when the peer is one of
+    // the proxies named in TRUST_PROXY; otherwise it is the TCP peer.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
+    // While closing, requests get our 503 from the drain hooks (http/drain.ts), not Fastify's own body.
     return503OnClosing: false,
     // Errors of the router itself (a path that is not valid percent-encoding) in the contract's
     // body too. Parameters may be as long as a URL can be, so that an over-long id is a 400 on
@@ -55,15 +66,10 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   app.decorateRequest('user', null)
   app.decorateRequest('sessionTokenHash', null)
 
-  let closing = false
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id)
-    if (closing) throw serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } })
   })
-  // Responses finished during shutdown close their connection, so keep-alive sockets do not
-  // hold the server open until their timeout.
-  app.addHook('onSend', async (_request, reply) => { if (closing) void reply.header('connection', 'close') })
-  app.addHook('preClose', async () => { closing = true })
+  registerDrain(app)
   app.addHook('onClose', async () => { await database.db.destroy() })
 
   registerErrorHandler(app)

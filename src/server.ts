@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config/config.js'
@@ -33,9 +34,28 @@ try {
   process.exit(1)
 }
 
-// SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the database, exit 0.
-closeWithGrace({ delay: 10_000, logger: app.log }, async ({ err }) => {
-  if (err !== undefined) app.log.error({ err }, 'closing after an error')
+// The process stops on SIGTERM or SIGINT only. Database failures are answered per request
+// (503); a stray promise rejection is logged and the server keeps serving. An uncaught
+// exception leaves the process in an unknown state: it is logged and the process exits 1.
+process.on('unhandledRejection', (reason) => { app.log.error({ err: reason }, 'unhandled promise rejection') })
+process.on('uncaughtException', (error) => {
+  app.log.fatal({ err: error }, 'uncaught exception, exiting')
+  process.exit(1)
+})
+
+// SIGTERM/SIGINT: drain, then close (see http/drain.ts). For SHUTDOWN_GRACE_MS the instance
+// answers 503 on readiness and serves every request with `Connection: close`; then it stops
+// accepting, lets in-flight requests finish (bounded by the 30 s request and 5 s query limits),
+// closes the database and exits 0. A second signal exits 1 at once.
+closeWithGrace({
+  delay: config.shutdownGraceMs + 60_000,
+  logger: app.log,
+  skip: ['uncaughtException', 'unhandledRejection']
+}, async ({ signal }) => {
+  app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'draining: not ready, still serving')
+  app.drain.begin()
+  await sleep(config.shutdownGraceMs)
+  app.log.info('closing: no new connections, finishing requests in flight')
   await app.close()
 })
 

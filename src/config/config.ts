@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { WHATWG_EMAIL } from '../http/email.js'
 
 // Configuration comes only from the environment (contract section 2). It is parsed once at
@@ -16,6 +17,10 @@ export interface Config {
   rateLimitPerMinute: number
   loginFailuresPerEmail: number
   loginFailuresPerClient: number
+  /** Addresses or CIDRs of the proxies whose X-Forwarded-For is believed (empty: none). */
+  trustProxy: string[]
+  /** How long a shutdown keeps serving (readiness 503, `Connection: close`) before it stops accepting. */
+  shutdownGraceMs: number
 }
 
 export class ConfigError extends Error {
@@ -55,6 +60,24 @@ function databaseUrl (env: Env): string {
   throw new ConfigError('DATABASE_URL', 'must be file:PATH (embedded SQLite) or postgres://… (PostgreSQL)')
 }
 
+// proxy-addr's names for the loopback, link-local and private ranges are accepted too.
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+function trustProxy (env: Env): string[] {
+  const entries = (env.TRUST_PROXY ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.has(entry)) continue
+    const [address = '', prefix, ...rest] = entry.split('/')
+    const family = isIP(address)
+    const maxPrefix = family === 4 ? 32 : 128
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix)
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError('TRUST_PROXY', `"${entry}" is not an IP address or CIDR range (like 10.0.0.0/8), nor loopback, linklocal or uniquelocal`)
+    }
+  }
+  return entries
+}
+
 export function loadConfig (env: Env = process.env): Config {
   const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -92,6 +115,8 @@ export function loadConfig (env: Env = process.env): Config {
     corsOrigins,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1000000),
     loginFailuresPerEmail: integer(env, 'LOGIN_FAILURES_PER_EMAIL', 10, 1, 1000000),
-    loginFailuresPerClient: integer(env, 'LOGIN_FAILURES_PER_CLIENT', 100, 1, 1000000)
+    loginFailuresPerClient: integer(env, 'LOGIN_FAILURES_PER_CLIENT', 100, 1, 1000000),
+    trustProxy: trustProxy(env),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 5000, 0, 600000)
   }
 }

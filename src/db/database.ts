@@ -41,21 +41,63 @@ function openSqlite (path: string): Kysely<Database> {
 
 const INT8_OID = 20
 
+// How long a query may run: the server stops it first (statement_timeout, a clean error on a
+// usable connection); the client gives up a little later (query_timeout), for the case where the
+// server cannot answer at all (a frozen host, a network that drops packets silently).
+export const STATEMENT_TIMEOUT_MS = 4000
+export const QUERY_TIMEOUT_MS = 5000
+const CONNECT_TIMEOUT_MS = 3000
+
+/**
+ * A pg client that never lets a connection failure escape as a process-level error.
+ *
+ * pg emits 'error' on a client whose socket dies. The pool listens only while the client is
+ * idle; a client checked out by a request (between two queries of a transaction, say) would
+ * emit with no listener, which crashes the process. The listener is attached here, for the
+ * client's whole life; the request that holds the client then sees its next query fail
+ * ("not queryable"), which the error handler answers with 503.
+ *
+ * A client-side timeout leaves the query sent and the connection waiting for an answer that
+ * may never come; every later query on it would queue behind. So the connection is destroyed:
+ * the transaction's ROLLBACK fails at once instead of waiting in turn, and the pool replaces it.
+ */
+class GuardedClient extends pg.Client {
+  constructor (config?: string | pg.ClientConfig) {
+    super(config)
+    this.on('error', () => {})
+  }
+
+  override query (...args: unknown[]): any {
+    const result = (super.query as (...a: unknown[]) => unknown)(...args)
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        if (error instanceof Error && error.message === 'Query read timeout') {
+          (this as unknown as { connection: { stream: { destroy: () => void } } }).connection.stream.destroy()
+        }
+      })
+    }
+    return result
+  }
+}
+
 function openPostgres (url: string): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: url,
+    Client: GuardedClient,
     max: 10,
-    // A database that cannot be reached must give a quick 503, never a hanging request.
-    connectionTimeoutMillis: 5000,
+    // A database that cannot be reached must give a quick 503, never a hanging request. This
+    // also bounds the wait for a free client when every one is busy.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30000,
-    statement_timeout: 30000,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
     }
   })
-  // An idle client losing its connection emits 'error' on the pool; without a listener that
-  // would crash the process. The next query reports the outage instead.
+  // An idle client losing its connection also emits 'error' on the pool; without a listener
+  // that would crash the process. The next query reports the outage instead.
   pool.on('error', () => {})
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }

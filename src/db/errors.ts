@@ -21,7 +21,8 @@ export function isDatabaseUnavailable (error: unknown): boolean {
   if (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_PG_CODES.has(code) || code.startsWith('08')) return true
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_FULL' ||
     code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY')) return true
-  // The last one is Kysely's own, once its driver (the SQLite handle or the pool) is closed.
+  // pg's own messages (a connection that timed out, died, or a query the client gave up on);
+  // the last one is Kysely's own, once its driver (the SQLite handle or the pool) is closed.
   const message = error instanceof Error ? error.message : ''
-  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|The database connection is not open|Cannot use a pool after calling end|driver has already been destroyed/i.test(message)
+  return /timeout exceeded when trying to connect|Query read timeout|Connection terminated|Client has encountered a connection error|The database connection is not open|Cannot use a pool after calling end|driver has already been destroyed/i.test(message)
 }

@@ -15,6 +15,24 @@ const ErrorEntry = Type.Object({
 
 const Health = Type.Object({ status: Type.String() })
 
+// A database that does not answer within this time is as good as down for a readiness probe
+// (balancers check every few seconds and give up after a few more).
+const READY_TIME_LIMIT_MS = 2000
+
+class ReadinessTimeout extends Error {
+  constructor () { super('the readiness check timed out'); this.name = 'ReadinessTimeout' }
+}
+
+async function withTimeLimit<T> (work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const limit = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new ReadinessTimeout()) }, ms) })
+  try {
+    return await Promise.race([work, limit])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 // The service surface outside /v1: index, health, the error catalogue and the OpenAPI document.
 export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/', {
@@ -49,8 +67,10 @@ export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: Health, ...errorResponses('SERVICE_UNAVAILABLE') }
     }
   }, async () => {
+    // A draining instance (shutting down) is not ready, so a balancer takes it out at once.
+    if (app.drain.draining) throw serviceUnavailable({ message: 'The server is shutting down.' })
     try {
-      await sql`select 1`.execute(app.db)
+      await withTimeLimit(sql`select 1`.execute(app.db), READY_TIME_LIMIT_MS)
     } catch (error) {
       throw serviceUnavailable({ cause: error })
     }

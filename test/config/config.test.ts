@@ -16,7 +16,9 @@ describe('loadConfig', () => {
       corsOrigins: [],
       rateLimitPerMinute: 0,
       loginFailuresPerEmail: 10,
-      loginFailuresPerClient: 100
+      loginFailuresPerClient: 100,
+      trustProxy: [],
+      shutdownGraceMs: 5000
     })
   })
 
@@ -24,8 +26,11 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '0', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u:p@db:5432/app', ADMIN_EMAIL: 'a@example.com', ADMIN_PASSWORD: 'password1',
       SESSION_TTL_SECONDS: '60', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'debug', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
-      RATE_LIMIT_PER_MINUTE: '600', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50'
+      RATE_LIMIT_PER_MINUTE: '600', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50',
+      TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback', SHUTDOWN_GRACE_MS: '0'
     })
+    assert.deepEqual(config.trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', 'loopback'])
+    assert.equal(config.shutdownGraceMs, 0)
     assert.equal(config.port, 0)
     assert.equal(config.host, '0.0.0.0')
     assert.equal(config.databaseUrl, 'postgres://u:p@db:5432/app')
@@ -47,7 +52,11 @@ describe('loadConfig', () => {
     ['LOGIN_FAILURES_PER_CLIENT', { LOGIN_FAILURES_PER_CLIENT: '0' }],
     ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'only-email@example.com' }], ['ADMIN_EMAIL', { ADMIN_PASSWORD: 'only password' }],
     ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }],
-    ['ADMIN_EMAIL', { ADMIN_EMAIL: 'not an e-mail', ADMIN_PASSWORD: 'long enough' }]
+    ['ADMIN_EMAIL', { ADMIN_EMAIL: 'not an e-mail', ADMIN_PASSWORD: 'long enough' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'proxy.example.com' }], ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
+    ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.1, 300.0.0.1' }], ['TRUST_PROXY', { TRUST_PROXY: '::1/129' }],
+    ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/8/8' }], ['TRUST_PROXY', { TRUST_PROXY: 'true' }],
+    ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '5s' }], ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '600001' }]
   ]
   for (const [variable, env] of bad) {
     test(`${JSON.stringify(env)} is refused, naming ${variable}`, () => {

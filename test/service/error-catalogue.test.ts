@@ -32,7 +32,12 @@ const CONTRACT_TABLE: Record<string, number> = {
   IDEMPOTENCY_KEY_IN_USE: 409,
   TOO_MANY_REQUESTS: 429,
   INTERNAL_SERVER_ERROR: 500,
-  SERVICE_UNAVAILABLE: 503
+  SERVICE_UNAVAILABLE: 503,
+  // The HTTP layer's own answers, before a request reaches the app (test/http/client-errors.test.ts).
+  MALFORMED_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  URI_TOO_LONG: 414,
+  HEADERS_TOO_LARGE: 431
 }
 
 const { app, close } = await buildTestApp()
