@@ -42,15 +42,35 @@ export function pageRequest (query: PageQueryType): PageRequest {
 }
 
 /**
- * Given up to limit + 1 rows fetched newest first, returns the page and sets the Link header
- * when more rows follow.
+ * A page stops early, after at least one item, once its items hold this many bytes of JSON:
+ * a hundred posts of a hundred thousand emoji each would otherwise be one 40 MB answer, built in
+ * memory at once, that any anonymous client can ask for again and again.
  */
-export function finishPage<T extends { id: bigint }> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number): T[] {
-  if (rows.length <= limit) return rows
-  const page = rows.slice(0, limit)
-  const last = page[page.length - 1]!
-  const url = new URL(request.url, 'http://placeholder')
-  url.searchParams.set('cursor', encodeCursor(last.id))
-  void reply.header('link', `<${url.pathname}${url.search}>; rel="next"`)
-  return page
+export const PAGE_BYTES = 1024 * 1024
+
+/**
+ * Given up to limit + 1 rows fetched newest first, returns the page's items (each row turned
+ * into its representation by `present`) and sets the Link header when more rows follow: past
+ * `limit`, or past PAGE_BYTES of JSON, whichever comes first.
+ */
+export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number, present: (row: T) => R): R[] {
+  const items: R[] = []
+  let bytes = 0
+  let more = rows.length > limit
+  for (const row of rows.slice(0, limit)) {
+    if (items.length > 0 && bytes >= PAGE_BYTES) {
+      more = true
+      break
+    }
+    const item = present(row)
+    bytes += Buffer.byteLength(JSON.stringify(item, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value))
+    items.push(item)
+  }
+  if (more) {
+    const last = rows[items.length - 1]!
+    const url = new URL(request.url, 'http://placeholder')
+    url.searchParams.set('cursor', encodeCursor(last.id))
+    void reply.header('link', `<${url.pathname}${url.search}>; rel="next"`)
+  }
+  return items
 }

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parseCursor } from './paging.js'
 import { WHATWG_EMAIL } from './email.js'
 import { MAX_ID, NON_BLANK } from './schemas.js'
-import { validationError, type FieldError } from './errors.js'
+import { ApiError, type FieldError } from './errors.js'
+import { MisreadNumber } from './json-body.js'
 
 // Request validation, done here rather than by Fastify's per-part validator so that the
 // failures of path, query and body are reported together in one response (contract section 6
@@ -92,8 +93,18 @@ function fieldOf (error: ErrorObject, rootName: string): string {
   return segments.length === 0 ? rootName : segments.join('.')
 }
 
+/** The value an Ajv instance path points at. */
+function valueAt (root: unknown, instancePath: string): unknown {
+  let node = root
+  for (const segment of instancePath.split('/').slice(1)) {
+    if (typeof node !== 'object' || node === null) return undefined
+    node = (node as Record<string, unknown>)[segment.replace(/~1/g, '/').replace(/~0/g, '~')]
+  }
+  return node
+}
+
 /** Turns Ajv's errors into the contract's `errors[]`: exactly one entry per failed field. */
-export function toFieldErrors (errors: ErrorObject[], rootName: string): FieldError[] {
+export function toFieldErrors (errors: ErrorObject[], rootName: string, data?: unknown): FieldError[] {
   const best = new Map<string, ErrorObject>()
   const rank = (e: ErrorObject) => { const i = PRIORITY.indexOf(e.keyword); return i === -1 ? PRIORITY.length : i }
   for (const error of errors) {
@@ -101,7 +112,12 @@ export function toFieldErrors (errors: ErrorObject[], rootName: string): FieldEr
     const current = best.get(field)
     if (current === undefined || rank(error) < rank(current)) best.set(field, error)
   }
-  return [...best].map(([field, error]) => ({ field, message: messageFor(error) }))
+  return [...best].map(([field, error]) => {
+    // A number the JSON parser would have misread (see json-body.ts) fails its field's type
+    // rule; the message says what was wrong with the number itself.
+    const value = error.keyword === 'type' ? valueAt(data, error.instancePath) : undefined
+    return { field, message: value instanceof MisreadNumber ? value.message : messageFor(error) }
+  })
 }
 
 interface RouteValidators {
@@ -163,9 +179,20 @@ function validateRequest (request: FastifyRequest): void {
   if (validators.body !== undefined) {
     // No body at all where one is required reads as an empty object: every required field is named.
     if (request.body === undefined) request.body = {}
-    if (!validators.body(request.body)) errors.push(...toFieldErrors(validators.body.errors ?? [], 'body'))
+    if (!validators.body(request.body)) errors.push(...toFieldErrors(validators.body.errors ?? [], 'body', request.body))
   }
-  if (errors.length > 0) throw validationError(errors)
+  if (errors.length > 0) throw fieldsInvalid(errors)
+}
+
+/** At most this many entries in `errors[]`, so the answer to a body of many bad members stays small. */
+export const MAX_FIELD_ERRORS = 50
+
+function fieldsInvalid (errors: FieldError[]): ApiError {
+  if (errors.length <= MAX_FIELD_ERRORS) return new ApiError('VALIDATION_ERROR', { errors })
+  return new ApiError('VALIDATION_ERROR', {
+    message: `The request has ${errors.length} invalid fields; the first ${MAX_FIELD_ERRORS} are listed.`,
+    errors: errors.slice(0, MAX_FIELD_ERRORS)
+  })
 }
 
 export function registerValidation (app: FastifyInstance): void {

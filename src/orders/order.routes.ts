@@ -146,6 +146,6 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (await findUserById(db, userId) === undefined) throw new ApiError('USER_NOT_FOUND')
     requireSelfOrAdmin(request, userId)
     const rows = await listOrdersOfUser(db, userId, page.limit + 1, page.before)
-    return finishPage(request, reply, rows, page.limit).map(toOrder)
+    return finishPage(request, reply, rows, page.limit, toOrder)
   })
 }

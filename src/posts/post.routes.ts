@@ -58,7 +58,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { limit, before } = pageRequest(request.query)
     const authorId = request.query.authorId === undefined ? undefined : BigInt(request.query.authorId)
     const rows = await listPosts(db, { before, take: limit + 1, authorId })
-    return finishPage(request, reply, rows, limit).map(toPost)
+    return finishPage(request, reply, rows, limit, toPost)
   })
 
   app.get('/posts/:id', {

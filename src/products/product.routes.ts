@@ -54,7 +54,7 @@ export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const page = pageRequest(request.query)
     const rows = await listProducts(db, page.limit + 1, page.before)
-    return finishPage(request, reply, rows, page.limit).map(toProduct)
+    return finishPage(request, reply, rows, page.limit, toProduct)
   })
 
   app.get('/products/:id', {

@@ -1,6 +1,7 @@
 import type { Config } from '../config/config.js'
 import type { Db, Executor } from '../db/schema.js'
 import { toIso } from '../db/types.js'
+import { emailKey } from '../http/email.js'
 import { ApiError } from '../http/errors.js'
 import { findUserByEmail } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
@@ -26,7 +27,7 @@ export interface VerifiedCredentials {
  * give the same error, message and (through the dummy hash) the same time.
  */
 export async function verifyCredentials (db: Db, config: Config, email: string, password: string, client: string): Promise<VerifiedCredentials> {
-  const keys = { email: email.toLowerCase(), client }
+  const keys = { email: emailKey(email), client }
   // Counted as a failure from here on, unless the password turns out right.
   const attempt = await beginLoginAttempt(db, keys, { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient })
   const user = await findUserByEmail(db, email)

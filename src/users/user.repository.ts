@@ -2,6 +2,7 @@ import type { Executor } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { ApiError } from '../http/errors.js'
 import type { Role, UserRow } from './user.table.js'
+import { emailKey } from '../http/email.js'
 
 // Uniqueness of e-mail is the database's job (a unique index on lower(email)); its violation,
 // from either dialect, becomes DUPLICATE_EMAIL. There is no check-then-insert race to lose.
@@ -35,7 +36,7 @@ export async function findUserById (db: Executor, id: bigint): Promise<UserRow |
 
 export async function findUserByEmail (db: Executor, email: string): Promise<UserRow | undefined> {
   return await db.selectFrom('users').selectAll()
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', emailKey(email)))
     .executeTakeFirst()
 }
 
