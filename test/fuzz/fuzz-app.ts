@@ -1,0 +1,124 @@
+import type { TestContext } from 'node:test'
+import type { LightMyRequestResponse } from 'fastify'
+import { buildTestApp, type TestApp } from '../helper.js'
+import { operationsOf, type Operation } from './openapi-operations.js'
+import { FINDINGS } from './known-findings.js'
+import { Conformance } from './response-conformance.js'
+
+// The app under fuzzing, its own OpenAPI document, and one `send` through which every generated
+// request goes: it counts the requests and holds every answer to the document.
+
+/** Fixed, so a run is repeatable; FUZZ_SEED replays another one, FUZZ_RUNS scales the run count. */
+export const SEED = Number(process.env.FUZZ_SEED ?? 766_1122)
+const SCALE = Number(process.env.FUZZ_RUNS ?? 1)
+export function runs (n: number): number { return Math.max(1, Math.round(n * SCALE)) }
+
+export const ADMIN_EMAIL = 'fuzz-admin@example.com'
+export const ADMIN_PASSWORD = 'fuzz admin password'
+
+// Limits that never refuse: the fuzzer sends many requests from one address, and a 429 would
+// hide what the request itself gets.
+const ENV = {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  RATE_LIMIT_PER_MINUTE: '0',
+  SIGNUPS_PER_CLIENT_PER_HOUR: '1000000',
+  LOGIN_FAILURES_PER_EMAIL: '1000000',
+  LOGIN_FAILURES_PER_CLIENT: '1000000',
+  LOGIN_FAILURES_PER_ACCOUNT: '1000000'
+}
+
+export interface RawRequest {
+  method: string
+  url: string
+  headers: Record<string, string>
+  payload?: string | Buffer
+}
+
+export interface FuzzApp extends TestApp {
+  operations: Operation[]
+  operation: (key: string) => Operation
+  /** Sends one request, counts it, and throws (naming request and response) on a 5xx or an answer the document does not describe. */
+  send: (op: Operation, request: RawRequest) => Promise<LightMyRequestResponse>
+  /** Requests sent so far. */
+  count: () => number
+  /** How often each known finding occurred (see known-findings.ts). */
+  findings: Map<string, number>
+  /**
+   * Runs a fuzzing test body and adds its summary line to the test's output: the requests it
+   * generated and the seed (and, with FUZZ_VERBOSE set, the statuses seen per operation).
+   */
+  counted: (t: TestContext, body: () => Promise<void>) => Promise<void>
+}
+
+/** A request and its answer, short enough for a failure message. */
+export function describeExchange (request: RawRequest, res?: LightMyRequestResponse): string {
+  const payload = request.payload === undefined ? '' : ` body=${JSON.stringify(String(request.payload).slice(0, 400))}`
+  const answer = res === undefined ? '' : `\n  -> ${res.statusCode} ${res.body.slice(0, 600)}`
+  return `${request.method} ${request.url} headers=${JSON.stringify(request.headers)}${payload}${answer}`
+}
+
+export class FuzzFailure extends Error {
+  constructor (message: string, request: RawRequest, res?: LightMyRequestResponse) {
+    super(`${message} (seed ${SEED})\n  request: ${describeExchange(request, res)}`)
+    this.name = 'FuzzFailure'
+  }
+}
+
+export async function startFuzzApp (env: Record<string, string> = {}): Promise<FuzzApp> {
+  const test = await buildTestApp({ ...ENV, ...env })
+  const operations = operationsOf(test.app.swagger() as Record<string, any>)
+  const conformance = new Conformance(operations)
+  let sent = 0
+  const statuses = new Map<string, Map<number, number>>()
+  const findings = new Map<string, number>()
+  // FUZZ_SURVEY: collect every kind of mismatch instead of stopping at the first (to list findings).
+  const survey = new Map<string, string>()
+  if (process.env.FUZZ_SURVEY !== undefined) {
+    process.on('exit', () => { for (const [kind, example] of survey) console.log(`SURVEY ${kind}\n    ${example}`) })
+  }
+  return {
+    ...test,
+    operations,
+    operation: (key) => {
+      const op = operations.find((o) => o.key === key)
+      if (op === undefined) throw new Error(`the document has no operation ${key}`)
+      return op
+    },
+    send: async (op, request) => {
+      sent += 1
+      const res = await test.app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, payload: request.payload })
+      const seen = statuses.get(op.key) ?? new Map<number, number>()
+      seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1)
+      statuses.set(op.key, seen)
+      if (res.statusCode >= 500) throw new FuzzFailure(`server error ${res.statusCode}`, request, res)
+      const problem = conformance.problem(op, { statusCode: res.statusCode, headers: res.headers, body: res.body })
+      if (problem === undefined) return res
+      const finding = FINDINGS.find((f) => f.matches(op, request, res))
+      if (finding !== undefined) {
+        findings.set(finding.id, (findings.get(finding.id) ?? 0) + 1)
+        return res
+      }
+      if (process.env.FUZZ_SURVEY !== undefined) {
+        const kind = `${op.key} ${res.statusCode} ${problem.replace(/"[^"]*"/g, '"…"').slice(0, 160)}`
+        if (!survey.has(kind)) survey.set(kind, describeExchange(request, res))
+        return res
+      }
+      throw new FuzzFailure(`response does not match the document: ${problem}`, request, res)
+    },
+    count: () => sent,
+    findings,
+    counted: async (t, body) => {
+      const before = sent
+      statuses.clear()
+      try {
+        await body()
+      } finally {
+        t.diagnostic(`fuzz: ${sent - before} generated requests, seed ${SEED}`)
+        if (process.env.FUZZ_VERBOSE !== undefined) {
+          for (const [key, seen] of [...statuses].sort()) t.diagnostic(`  ${key}: ${[...seen].sort().map(([s, n]) => `${s}x${n}`).join(' ')}`)
+        }
+      }
+    }
+  }
+}

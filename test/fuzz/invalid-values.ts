@@ -1,0 +1,89 @@
+import fc from 'fast-check'
+import type { Schema } from './openapi-operations.js'
+import { assertUnderstood, blankText, ID_PATTERN, MAX_ID, NON_BLANK, nonBlankText, PRINTABLE_KEY_PATTERN } from './schema-arbitrary.js'
+
+// Values that break one field's schema, each labelled with the rule it breaks. A value's place
+// decides its form: a body member is any JSON value, a path or query parameter is always a
+// string (the same rules, written as text).
+
+export type Place = 'body' | 'path' | 'query'
+
+export interface Breaker {
+  rule: string
+  value: fc.Arbitrary<unknown>
+}
+
+const WRONG_TYPES: Record<string, unknown[]> = {
+  string: [1, 0, -1.5, true, false, null, [], ['a'], {}, { a: 1 }],
+  integer: ['5', '1', 1.5, -0.5, true, null, [], {}, 'abc'],
+  number: ['5', true, null, [], {}],
+  boolean: ['true', 'false', 0, 1, null, [], {}],
+  object: ['x', 1, true, null, [], [{}]],
+  array: ['x', 1, true, null, {}]
+}
+
+/** Id-like texts that are not ids from 1 to 2^63-1 (and are still one path segment). */
+const BAD_ID_TEXTS = fc.oneof(
+  fc.constantFrom('0', '00', '01', '-1', '+1', '1.0', '1e3', '0x10', ' 1', '1 ', 'abc', '１', '٣', '9223372036854775808',
+    '99999999999999999999', '18446744073709551616', 'null', 'true', '[]', '1,2', '%', '\u00a0'),
+  fc.bigInt(MAX_ID + 1n, MAX_ID * 1000n).map(String),
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }).filter((s) => !/^[1-9][0-9]{0,18}$/.test(s) && s !== '.' && s !== '..')
+)
+
+function typesOf (schema: Schema): string[] {
+  const types = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type]
+  return schema.nullable === true ? [...types, 'null'] : types
+}
+
+function jsonType (value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number'
+  return typeof value
+}
+
+function accepts (types: string[], value: unknown): boolean {
+  const type = jsonType(value)
+  return types.includes(type) || (type === 'integer' && types.includes('number'))
+}
+
+/** The ways to break a value of this schema at this place (empty when nothing breaks it). */
+export function breakersOf (schema: Schema, place: Place, where = 'schema'): Breaker[] {
+  assertUnderstood(schema, where)
+  const types = typesOf(schema)
+  const list: Breaker[] = []
+  const type = types.find((t) => t !== 'null')
+  const asText = (value: fc.Arbitrary<unknown>) => place === 'body' ? value : value.map((v) => typeof v === 'string' ? v : JSON.stringify(v))
+  if (place === 'body' && type !== undefined) {
+    const wrong = (WRONG_TYPES[type] ?? []).filter((v) => !accepts(types, v))
+    if (wrong.length > 0) list.push({ rule: 'wrong type', value: fc.constantFrom(...wrong) })
+  }
+  if (place !== 'body' && (type === 'integer' || type === 'number')) {
+    list.push({ rule: 'not a number', value: fc.constantFrom('abc', '', ' 20', '0x14', '2e1', '1.5', 'true', '１') })
+  }
+  if (type === 'string') {
+    const max = schema.maxLength
+    const min = schema.minLength ?? 0
+    const nonBlank = schema.pattern === NON_BLANK
+    if (max !== undefined) list.push({ rule: 'too long', value: nonBlankText(max + 1, max + 3).filter((s) => [...s].length > max) })
+    if (min > 1) list.push({ rule: 'too short', value: nonBlankText(1, min - 1).filter((s) => [...s].length < min) })
+    if (nonBlank) list.push({ rule: 'blank', value: blankText(Math.max(min, place === 'body' ? 0 : 1), max ?? 6) })
+    if (schema['x-well-formed'] === true && place === 'body') {
+      list.push({ rule: 'NUL or unpaired surrogate', value: fc.tuple(fc.constantFrom('\u0000', '\ud800', '\udfff'), fc.constantFrom('ab', 'x y', 'title')).map(([bad, text]) => text + bad) })
+    }
+    if (schema['x-int64-id'] === true || schema.pattern === ID_PATTERN) list.push({ rule: 'not an id', value: BAD_ID_TEXTS })
+    if (schema.pattern === PRINTABLE_KEY_PATTERN) list.push({ rule: 'not printable ASCII', value: fc.constantFrom(' lead', 'trail ', 'tab\tkey') })
+    if (schema['x-cursor'] === true) list.push({ rule: 'not a cursor', value: fc.constantFrom('abc', 'djE6MA', 'djE6LTE', Buffer.from('v2:5').toString('base64url'), '!!!', 'x'.repeat(201)) })
+    if (schema.format === 'email') list.push({ rule: 'not an e-mail', value: fc.constantFrom('plain', 'a@', '@b.c', 'a b@c.d', 'a@b..c', 'a@-b.c', 'a@b_c.d', 'ü@b.c', 'a@@b.c') })
+    if (schema.enum !== undefined) list.push({ rule: 'not in the enumeration', value: fc.constantFrom('UNKNOWN', '', ...schema.enum.map((e: unknown) => String(e).toLowerCase()), ...schema.enum.map((e: unknown) => ` ${String(e)}`)) })
+  }
+  if (type === 'integer' || type === 'number') {
+    const ranges: fc.Arbitrary<unknown>[] = []
+    if (schema.minimum !== undefined) ranges.push(asText(fc.constantFrom(schema.minimum - 1, schema.minimum - 1000)))
+    if (schema.maximum !== undefined) ranges.push(asText(fc.constantFrom(schema.maximum + 1, schema.maximum * 10)))
+    if (ranges.length > 0) list.push({ rule: 'out of range', value: fc.oneof(...ranges) })
+    if (type === 'integer') list.push({ rule: 'not whole', value: asText(fc.constantFrom(1.5, 2.25)) })
+  }
+  if (schema.const !== undefined) list.push({ rule: 'not the constant', value: fc.constant(`${String(schema.const)}x`) })
+  return list
+}

@@ -1,0 +1,132 @@
+import fc from 'fast-check'
+import type { RawRequest } from './fuzz-app.js'
+import { Slot, SLOTS, type World, type Who } from './fuzz-world.js'
+import type { Operation, Parameter, Schema } from './openapi-operations.js'
+import { idString, validArbitrary, type MemberHint } from './schema-arbitrary.js'
+
+// Requests generated from an operation's parameters and body schema. Ids are mostly the
+// world's real ones (by slot), sometimes random; e-mails and passwords at log-in are sometimes
+// real ones, so that the generated requests reach the success paths, not only the 404s.
+
+export interface GeneratedRequest {
+  /** The operation, `METHOD /path` (a key rather than the operation, so failures print short). */
+  key: string
+  path: Record<string, unknown>
+  query: Record<string, unknown>
+  headers: Record<string, unknown>
+  /** Whose token goes in Authorization (undefined: none). */
+  who: Who | undefined
+  contentType: string | undefined
+  /** The JSON body (undefined: no body). */
+  body: unknown
+}
+
+const ID_SLOTS = [...SLOTS.userId, ...SLOTS.postId, ...SLOTS.productId, ...SLOTS.orderId]
+
+function pathIdSlots (path: string): Slot[] {
+  if (path.startsWith('/v1/users/')) return SLOTS.userId
+  if (path.startsWith('/v1/posts/')) return SLOTS.postId
+  if (path.startsWith('/v1/products/')) return SLOTS.productId
+  if (path.startsWith('/v1/orders/')) return SLOTS.orderId
+  return ID_SLOTS
+}
+
+/** A real id of the addressed kind (mostly), of another kind, or a random one. */
+function idFor (slots: Slot[], random: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+  return fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...slots) }, { weight: 1, arbitrary: fc.constantFrom(...ID_SLOTS) }, { weight: 1, arbitrary: random })
+}
+
+/** Header values must be visible ASCII: a plain string header gets a tag-like value. */
+const headerText = fc.oneof(fc.constantFrom('*', '"abc"', 'W/"abc"', '"0123456789abcdef"'), fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 40 }).map((s) => s.trim()).filter((s) => s !== ''))
+
+export const bodyHints: MemberHint = (name, schema) => {
+  if (name === 'productId' && schema.type === 'integer') return idFor(SLOTS.productId, validArbitrary(schema))
+  const real = (slots: Slot[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...slots) }, { weight: 1, arbitrary: validArbitrary(schema) })
+  if (name === 'email' && schema.format === undefined) return real(SLOTS.email)
+  if ((name === 'password' || name === 'currentPassword') && schema.minLength === undefined) return real(SLOTS.password)
+  return undefined
+}
+
+function parameterArbitrary (op: Operation, p: Parameter, codes: string[]): fc.Arbitrary<unknown> {
+  // An error code in the path: one the document lists somewhere, or any text.
+  if (p.in === 'path' && p.name === 'code' && codes.length > 0) return fc.oneof(fc.constantFrom(...codes), validArbitrary(p.schema))
+  if (p.in === 'path' && p.name === 'id') return idFor(pathIdSlots(op.path), validArbitrary(p.schema, {}, `${op.key} path ${p.name}`))
+  if (p.in === 'query' && p.name === 'authorId') return idFor(SLOTS.userId, idString)
+  if (p.in === 'header' && p.schema.type === 'string' && p.schema.pattern === undefined) return headerText
+  return validArbitrary(p.schema, {}, `${op.key} ${p.in} ${p.name}`)
+}
+
+function parametersArbitrary (op: Operation, place: Parameter['in'], codes: string[]): fc.Arbitrary<Record<string, unknown>> {
+  const entries = op.parameters.filter((p) => p.in === place).map((p) =>
+    fc.tuple(fc.constant(p.name), p.required ? parameterArbitrary(op, p, codes) : fc.option(parameterArbitrary(op, p, codes), { nil: undefined })))
+  return fc.tuple(...entries).map((pairs) => Object.fromEntries(pairs.filter(([, v]) => v !== undefined)))
+}
+
+export function whoArbitrary (op: Operation): fc.Arbitrary<Who | undefined> {
+  return op.secured ? fc.constantFrom<Who>('alice', 'bob', 'admin') : fc.option(fc.constantFrom<Who>('alice', 'bob', 'admin'), { nil: undefined, freq: 3 })
+}
+
+/** The body schema for each media type the operation accepts. */
+export function bodyMedia (op: Operation): Array<[string, Schema]> {
+  return Object.entries(op.body?.media ?? {})
+}
+
+/**
+ * Requests the document says are valid for this operation. `codes` are the error codes the
+ * document names (for the catalogue's `/errors/{code}`).
+ */
+export function validRequest (op: Operation, codes: string[] = []): fc.Arbitrary<GeneratedRequest> {
+  const media = bodyMedia(op)
+  const body: fc.Arbitrary<[string | undefined, unknown]> = media.length === 0
+    ? fc.constant([undefined, undefined])
+    : fc.oneof(...media.map(([type, schema]) => fc.tuple(fc.constant(type), validArbitrary(schema, { member: bodyHints }, `${op.key} body`))))
+  return fc.record({
+    path: parametersArbitrary(op, 'path', codes),
+    query: parametersArbitrary(op, 'query', codes),
+    headers: parametersArbitrary(op, 'header', codes),
+    who: whoArbitrary(op),
+    body,
+    aligned: fc.boolean()
+  }).map(({ body: [contentType, value], aligned, ...rest }) => {
+    const request = { key: op.key, contentType, body: value, ...rest }
+    return aligned ? align(request) : request
+  })
+}
+
+/**
+ * Half the time, a password goes with the account it is offered for (the e-mail beside it at
+ * log-in, the user of the path on a password change), so that the success path is reached.
+ */
+function align (request: GeneratedRequest): GeneratedRequest {
+  const body = request.body as Record<string, unknown> | undefined
+  if (body === undefined || body === null || typeof body !== 'object') return request
+  const owner = body.email instanceof Slot ? body.email.name : request.path.id instanceof Slot && request.path.id.kind === 'userId' ? request.path.id.name : undefined
+  if (owner === undefined) return request
+  const copy = { ...body }
+  for (const name of ['password', 'currentPassword']) if (copy[name] instanceof Slot) copy[name] = new Slot('password', owner)
+  return { ...request, body: copy }
+}
+
+export interface Materialized {
+  raw: RawRequest
+  params: Record<string, string>
+  body: unknown
+}
+
+/** The request as sent: slots replaced by the world's current values. */
+export function materialize (world: World, g: GeneratedRequest): Materialized {
+  const [method, path] = g.key.split(' ') as [string, string]
+  const params = world.resolve(g.path, 'text') as Record<string, string>
+  const url = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''))
+  const query = new URLSearchParams(Object.entries(world.resolve(g.query, 'text') as Record<string, unknown>).map(([k, v]): [string, string] => [k, String(v)])).toString()
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(world.resolve(g.headers, 'text') as Record<string, unknown>)) headers[name] = String(value)
+  if (g.who !== undefined) headers.authorization = world.users[g.who].auth.authorization
+  const body = world.resolve(g.body, 'body')
+  const raw: RawRequest = { method, url: query === '' ? url : `${url}?${query}`, headers }
+  if (g.contentType !== undefined) {
+    headers['content-type'] = g.contentType
+    raw.payload = JSON.stringify(body)
+  }
+  return { raw, params, body }
+}
