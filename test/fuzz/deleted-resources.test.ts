@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict'
+import { after, test } from 'node:test'
+import fc from 'fast-check'
+import { createUser, login, type TestUser } from '../helper.js'
+import { FuzzFailure, runs, SEED, startFuzzApp } from './fuzz-app.js'
+import { World, type Who } from './fuzz-world.js'
+import { documentedCodes, type Operation } from './openapi-operations.js'
+import { materialize, validRequest } from './request-arbitrary.js'
+
+// After a DELETE answers 204, every operation of the document on that resource (its path and
+// the paths under it) answers 404 with the resource's own not-found code, whoever asks and
+// whatever valid request they send; a deleted session answers 401 on every operation on it.
+// The DELETE operations and their families come from the document.
+
+const fuzz = await startFuzzApp()
+after(fuzz.close)
+const world = await World.create(fuzz)
+
+const deletes = fuzz.operations.filter((op) => op.method === 'DELETE' && op.responses['204'] !== undefined)
+const familyOf = (del: Operation) => fuzz.operations.filter((op) => op.path === del.path || op.path.startsWith(`${del.path}/`))
+
+interface Made {
+  /** The `{id}` of the resource, when its path has one. */
+  id: string | undefined
+  /** Credentials of the one who may delete it. */
+  owner: TestUser
+  /** Who asks afterwards: the owner while the owner still exists, else another user. */
+  asker: (op: Operation) => string | undefined
+  /** Further checks once it is gone (what went with it). */
+  gone?: () => Promise<void>
+}
+
+/** Makes a fresh resource for each DELETE of the document; an unknown one fails the test. */
+async function make (del: Operation): Promise<Made> {
+  const { app } = fuzz
+  const auth = (who: Who) => world.users[who].auth.authorization
+  switch (del.path) {
+    case '/v1/posts/{id}': {
+      const res = await app.inject({ method: 'POST', url: '/v1/posts', headers: world.users.alice.auth, payload: { title: 'doomed', content: 'soon gone' } })
+      return { id: String(res.json().id), owner: world.users.alice, asker: () => auth('alice') }
+    }
+    case '/v1/users/{id}': {
+      const user = await createUser(app, { name: 'doomed' })
+      const post = await app.inject({ method: 'POST', url: '/v1/posts', headers: user.auth, payload: { title: 'mine', content: 'goes with me' } })
+      const order = await app.inject({ method: 'POST', url: '/v1/orders', headers: user.auth, payload: { productId: Number(world.products.onSale), quantity: 1 } })
+      return {
+        id: String(user.id),
+        owner: user,
+        // The deleted user's own token died with it; another user asks.
+        asker: () => auth('alice'),
+        gone: async () => {
+          const checks: Array<[string, Record<string, string>, number, string]> = [
+            [`/v1/posts/${post.json().id}`, {}, 404, 'POST_NOT_FOUND'],
+            [`/v1/orders/${order.json().id}`, world.users.admin.auth, 404, 'ORDER_NOT_FOUND'],
+            ['/v1/sessions/current', user.auth, 401, 'AUTHENTICATION_REQUIRED']
+          ]
+          for (const [url, headers, status, code] of checks) {
+            const res = await app.inject({ method: 'GET', url, headers })
+            assert.equal(res.statusCode, status, `${url} after its user was deleted: ${res.body}`)
+            assert.equal(res.json().code, code)
+          }
+        }
+      }
+    }
+    case '/v1/sessions/current': {
+      const token = await login(app, world.users.bob.email, world.users.bob.password)
+      return { id: undefined, owner: { ...world.users.bob, token, auth: { authorization: `Bearer ${token}` } }, asker: () => `Bearer ${token}` }
+    }
+    default: throw new Error(`no way to make the resource of ${del.key}: teach deleted-resources.test.ts`)
+  }
+}
+
+/** The answer every operation gives once the resource is gone. */
+function expected (op: Operation): { status: number, code: string } {
+  if (!op.path.includes('{id}')) return { status: 401, code: 'AUTHENTICATION_REQUIRED' }
+  const codes = documentedCodes(op, 404).filter((c) => c !== 'NOT_FOUND')
+  assert.equal(codes.length, 1, `${op.key} documents one not-found code for its resource: ${codes.join(', ')}`)
+  return { status: 404, code: codes[0]! }
+}
+
+test('after a 204 DELETE, every operation on the resource is 404 (a deleted session: 401)', async (t) => {
+  await fuzz.counted(t, async () => {
+    assert.ok(deletes.length >= 3, `the document has ${deletes.length} DELETE operations`)
+    for (const del of deletes) {
+      const family = familyOf(del)
+      await fc.assert(fc.asyncProperty(fc.tuple(...family.map((op) => validRequest(op))), async (requests) => {
+        await world.ensure()
+        const made = await make(del)
+        const path = made.id === undefined ? {} : { id: made.id }
+        const deletion = materialize(world, { key: del.key, path, query: {}, headers: {}, who: undefined, contentType: undefined, body: undefined })
+        deletion.raw.headers.authorization = made.owner.auth.authorization
+        const res = await fuzz.send(del, deletion.raw)
+        if (res.statusCode !== 204) throw new FuzzFailure('the DELETE of a fresh resource by its owner was not 204', deletion.raw, res)
+        await made.gone?.()
+        for (const [i, op] of family.entries()) {
+          const generated = requests[i]!
+          const { raw } = materialize(world, { ...generated, path: { ...generated.path, ...path }, who: undefined })
+          const authorization = made.asker(op)
+          if (authorization !== undefined) raw.headers.authorization = authorization
+          const answer = await fuzz.send(op, raw)
+          const want = expected(op)
+          if (answer.statusCode !== want.status || answer.json().code !== want.code) {
+            throw new FuzzFailure(`after ${del.key} answered 204: expected ${want.status} ${want.code}`, raw, answer)
+          }
+        }
+      }), { seed: SEED, numRuns: runs(del.path === '/v1/users/{id}' ? 3 : 6), endOnFailure: true })
+    }
+  })
+})
