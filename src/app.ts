@@ -1,24 +1,24 @@
-import cors from '@fastify/cors'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config/config.js'
 import type { DatabaseHandle } from './db/database.js'
+import { database as databasePlugin } from './db/database.plugin.js'
 import { clientErrorHandler } from './http/client-error.js'
-import { registerDrain } from './http/drain.js'
-import { frameworkErrors, registerErrorHandler } from './http/error-handler.js'
-import { registerJsonBody } from './http/json-body.js'
-import { registerRateLimit } from './http/rate-limit.js'
-import { genReqId } from './http/request-id.js'
-import { registerNotFound } from './http/routing.js'
-import { registerValidation } from './http/validation.js'
+import { cors } from './http/cors.js'
+import { drain } from './http/drain.js'
+import { errorHandler, frameworkErrors } from './http/error-handler.js'
+import { jsonBody } from './http/json-body.plugin.js'
+import { rateLimit } from './http/rate-limit.js'
+import { genReqId, requestId } from './http/request-id.js'
+import { routing } from './http/routing.js'
+import { validation } from './http/validation.js'
 import { orderRoutes } from './orders/order.routes.js'
 import { postRoutes } from './posts/post.routes.js'
 import { productRoutes } from './products/product.routes.js'
-import { registerMetrics } from './service/metrics.js'
+import { metrics } from './service/metrics.js'
+import { openapi } from './service/openapi.js'
 import { serviceRoutes } from './service/service.routes.js'
-import { VERSION } from './service/version.js'
+import { authentication } from './sessions/authentication.js'
 import { sessionRoutes } from './sessions/session.routes.js'
 import { userRoutes } from './users/user.routes.js'
 
@@ -29,6 +29,8 @@ export interface AppOptions {
 }
 
 // Builds the application; it does not listen (server.ts does). Tests build it the same way.
+// Each cross-cutting piece is a named plugin that declares the plugins it must follow, so a
+// registration out of order fails at start-up instead of changing behaviour silently.
 export async function buildApp ({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ?? {
@@ -51,9 +53,9 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     // The client address (request.ip) comes from X-Forwarded-For only when the peer is one of
     // the proxies named in TRUST_PROXY; otherwise it is the TCP peer.
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
-    // While closing, requests get our 503 from the drain hooks (http/drain.ts), not Fastify's own body.
+    // While closing, requests get our 503 from the drain plugin (http/drain.ts), not Fastify's own body.
     return503OnClosing: false,
-    // Errors of the router itself (a path that is not valid percent-encoding) in the contract's
+    // Errors of the router itself (a path that is not valid percent-encoding) in our error
     // body too. Parameters may be as long as a URL can be, so that an over-long id is a 400 on
     // its own field (`id`) rather than the router's bare 414.
     frameworkErrors,
@@ -61,56 +63,22 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('config', config)
-  app.decorate('db', database.db)
-  app.decorate('dialect', database.dialect)
-  app.decorateRequest('user', null)
-  app.decorateRequest('sessionTokenHash', null)
-
-  app.addHook('onRequest', async (request, reply) => {
-    void reply.header('x-request-id', request.id)
-  })
-  registerDrain(app)
-  app.addHook('onClose', async () => { await database.db.destroy() })
-
-  registerErrorHandler(app)
-  registerNotFound(app)
-  // CORS before the other hooks that can answer early, so that a 429 from the rate limit (and
-  // every other error) still carries the CORS headers a browser needs to read it. Not strict
-  // about preflights: a plain OPTIONS (no Origin) gets 204 rather than the plugin's text/plain 400.
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, {
-      origin: config.corsOrigins,
-      strictPreflight: false,
-      exposedHeaders: ['Location', 'ETag', 'Link', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed']
-    })
-  }
-  registerJsonBody(app)
-  registerValidation(app)
-  registerRateLimit(app, config.rateLimitPerMinute)
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Resource API',
-        version: VERSION,
-        description: 'Users, sessions, posts, products and orders. Every error has the same body: `{type, title, status, code, message, requestId}` (plus `errors[]` for VALIDATION_ERROR); branch on `code`.'
-      },
-      servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /v1/sessions.' } } }
-    }
-  })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(requestId)
+  await app.register(errorHandler)
+  await app.register(drain)
+  await app.register(databasePlugin, { database })
+  await app.register(routing)
+  await app.register(cors, { origins: config.corsOrigins })
+  await app.register(jsonBody)
+  await app.register(validation)
+  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute })
+  await app.register(openapi)
+  await app.register(metrics)
+  await app.register(authentication)
 
   await app.register(serviceRoutes)
-  registerMetrics(app)
-  await app.register(async (v1) => {
-    await v1.register(userRoutes)
-    await v1.register(sessionRoutes)
-    await v1.register(postRoutes)
-    await v1.register(productRoutes)
-    await v1.register(orderRoutes)
-  }, { prefix: '/v1' })
-
+  for (const routes of [userRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes]) {
+    await app.register(routes, { prefix: '/v1' })
+  }
   return app
 }

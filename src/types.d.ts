@@ -1,7 +1,7 @@
 import type { Config } from './config/config.js'
 import type { Db } from './db/schema.js'
 import type { DialectName } from './db/database.js'
-import type { CurrentUser } from './http/auth.js'
+import type { CurrentUser } from './sessions/authentication.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { serviceUnavailable } from './errors.js'
 
 declare module 'fastify' {
@@ -17,7 +17,7 @@ declare module 'fastify' {
  * 2. Closing (`app.close()`): no new connections; a request that still arrives on an open one
  *    gets 503 with `Retry-After` and `Connection: close`; in-flight requests finish.
  */
-export function registerDrain (app: FastifyInstance): void {
+export const drain = fp(async (app) => {
   let draining = false
   let closing = false
   app.decorate('drain', {
@@ -36,4 +36,4 @@ export function registerDrain (app: FastifyInstance): void {
     if (draining || closing) void reply.header('connection', 'close')
   })
   app.addHook('preClose', async () => { closing = true })
-}
+}, { name: 'drain', dependencies: ['request-id', 'error-handler'] })

@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { isDatabaseUnavailable } from '../db/errors.js'
 import { ApiError, serviceUnavailable, validationError } from './errors.js'
 import { sendProblem } from './problem.js'
@@ -40,7 +41,8 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   sendProblem(request, reply, new ApiError('INTERNAL_SERVER_ERROR'))
 }
 
-export function registerErrorHandler (app: FastifyInstance): void {
+/** The one error handler: known errors in the error body, anything else logged and a generic 500. */
+export const errorHandler = fp(async (app) => {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const known = toApiError(error)
     if (known !== undefined) {
@@ -51,4 +53,4 @@ export function registerErrorHandler (app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error')
     return sendProblem(request, reply, new ApiError('INTERNAL_SERVER_ERROR'))
   })
-}
+}, { name: 'error-handler' })

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { ApiError } from './errors.js'
 
 // The general per-client-IP limit (RATE_LIMIT_PER_MINUTE): a fixed one-minute window per address.
@@ -11,7 +11,13 @@ const EXEMPT = /^\/(health\/|metrics$)/
 
 interface Window { count: number, resetAt: number }
 
-export function registerRateLimit (app: FastifyInstance, perMinute: number): void {
+export interface RateLimitOptions {
+  /** Requests per client address per minute; 0 turns the limit off. */
+  perMinute: number
+}
+
+// After CORS, so that a 429 still carries the CORS headers a browser needs to read it.
+export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute }) => {
   if (perMinute <= 0) return
   const windows = new Map<string, Window>()
   const sweep = setInterval(() => {
@@ -41,4 +47,4 @@ export function registerRateLimit (app: FastifyInstance, perMinute: number): voi
     }
     void reply.headers(headers)
   })
-}
+}, { name: 'rate-limit', dependencies: ['error-handler', 'cors'] })

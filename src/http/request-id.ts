@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import fp from 'fastify-plugin'
 
 // A client's own X-Request-Id is kept when it is sane (1 to 128 printable ASCII characters),
 // so that a request can be followed across systems; otherwise one is made.
@@ -9,3 +10,11 @@ export function genReqId (request: IncomingMessage): string {
   const given = request.headers['x-request-id']
   return typeof given === 'string' && SANE.test(given) ? given : randomUUID()
 }
+
+/**
+ * Every response carries X-Request-Id, equal to the `requestId` of an error body. Registered
+ * first: its onRequest hook runs before any other hook can answer early.
+ */
+export const requestId = fp(async (app) => {
+  app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id) })
+}, { name: 'request-id' })

@@ -1,11 +1,14 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { ApiError } from './errors.js'
 import { sendProblem } from './problem.js'
 
 // Unknown routes: 405 with Allow when the path exists under another method, else 404. The
 // path table is collected from the routes as they are registered. A catch-all route (CORS's
 // `OPTIONS *`) does not make every path exist; it only adds its method to a known path's Allow.
-export function registerNotFound (app: FastifyInstance): void {
+// Registered before any route (its onRoute hook sees only the routes added after it) and before
+// the body parser (its preParsing hook must run first).
+export const routing = fp(async (app) => {
   const routes: Array<{ pattern: RegExp, method: string }> = []
   const everywhere: string[] = []
   app.addHook('onRoute', (route) => {
@@ -38,4 +41,4 @@ export function registerNotFound (app: FastifyInstance): void {
     if (request.is404) return notFound(request, reply)
   })
   app.setNotFoundHandler(notFound)
-}
+}, { name: 'routing', dependencies: ['error-handler'] })

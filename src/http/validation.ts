@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import { parseCursor } from './paging.js'
 import { WHATWG_EMAIL } from './email.js'
 import { MAX_ID, NON_BLANK } from './schemas.js'
@@ -195,9 +196,9 @@ function fieldsInvalid (errors: FieldError[]): ApiError {
   })
 }
 
-export function registerValidation (app: FastifyInstance): void {
+export const validation = fp(async (app) => {
   // Fastify's own per-part validation is replaced by the hook below (see the top of this file);
   // the route schemas still drive serialisation, the TypeScript types and the OpenAPI document.
   app.setValidatorCompiler(() => () => true)
   app.addHook('preValidation', async (request) => { validateRequest(request) })
-}
+}, { name: 'validation', dependencies: ['error-handler'] })

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
 import type { Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
-import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUser } from '../http/auth.js'
+import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
@@ -37,7 +39,7 @@ async function sendCreated (reply: FastifyReply, order: OrderType, replayed: boo
   return await reply.code(201).header('location', `/v1/orders/${order.id}`).header('etag', etagOf(order)).send(order)
 }
 
-export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
 
   app.post('/orders', {
@@ -149,3 +151,5 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return finishPage(request, reply, rows, page.limit, toOrder)
   })
 }
+
+export const orderRoutes = fp(routes, { name: 'orders', dependencies: [...FEATURE_PREREQUISITES], encapsulate: true })

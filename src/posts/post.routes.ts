@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
-import { authenticate, currentUser } from '../http/auth.js'
+import { authenticate, currentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { finishPage, pageRequest } from '../http/paging.js'
@@ -20,7 +22,7 @@ function requireAuthor (request: FastifyRequest, post: PostWithAuthor): void {
   if (currentUser(request).id !== post.author_id) throw new ApiError('FORBIDDEN_POST_ACCESS')
 }
 
-export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
 
   /**
@@ -160,3 +162,5 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { views }
   })
 }
+
+export const postRoutes = fp(routes, { name: 'posts', dependencies: [...FEATURE_PREREQUISITES], encapsulate: true })

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { Type } from '@sinclair/typebox'
 import { nowIso } from '../db/types.js'
-import { authenticate, requireAdmin } from '../http/auth.js'
+import { authenticate, requireAdmin } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
@@ -20,7 +22,7 @@ const WithTag = Type.Object(ProductProperties, {
   headers: ETAG_HEADER
 })
 
-export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
 
   app.post('/products', {
@@ -98,3 +100,5 @@ export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return await reply.header('etag', etagOf(updated)).send(updated)
   })
 }
+
+export const productRoutes = fp(routes, { name: 'products', dependencies: [...FEATURE_PREREQUISITES], encapsulate: true })

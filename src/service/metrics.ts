@@ -1,10 +1,11 @@
-import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 import { errorResponses } from '../http/schemas.js'
 
 // GET /metrics in the Prometheus text format: request counts and latencies per route pattern
 // (never the raw URL, which would give one series per id) plus the process's own metrics.
-export function registerMetrics (app: FastifyInstance): void {
+// After routing and the OpenAPI plugin, whose onRoute hooks must see the /metrics route.
+export const metrics = fp(async (app) => {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const labelNames = ['method', 'route', 'status_code'] as const
@@ -36,4 +37,4 @@ export function registerMetrics (app: FastifyInstance): void {
   }, async (_request, reply) => {
     return await reply.type(registry.contentType).send(await registry.metrics())
   })
-}
+}, { name: 'metrics', dependencies: ['error-handler', 'routing', 'openapi'] })

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
 import { ApiError, catalogue, errorCodes, serviceUnavailable, type ErrorCode } from '../http/errors.js'
@@ -34,7 +35,7 @@ async function withTimeLimit<T> (work: Promise<T>, ms: number): Promise<T> {
 }
 
 // The service surface outside /v1: index, health, the error catalogue and the OpenAPI document.
-export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/', {
     schema: {
       tags: ['service'],
@@ -97,3 +98,5 @@ export const serviceRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 }
+
+export const serviceRoutes = fp(routes, { name: 'service', dependencies: ['error-handler', 'routing', 'openapi', 'database', 'drain'], encapsulate: true })

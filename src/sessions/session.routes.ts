@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { authenticate, currentUser } from '../http/auth.js'
+import fp from 'fastify-plugin'
+import { FEATURE_PREREQUISITES } from '../http/plugins.js'
+import { authenticate, currentUser } from './authentication.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, NoContent } from '../http/schemas.js'
 import { deleteSession } from './session.repository.js'
 import { LoginBody, Session } from './session.schemas.js'
@@ -8,7 +10,7 @@ import { prepareDummyHash } from '../users/password.js'
 
 const TOKEN_FROM_HEADER = /^Bearer (.+)$/i
 
-export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   // The dummy hash for unknown e-mails is made now, so the first unknown e-mail after start-up
   // does not take the time of a hash on top of a verification.
   void prepareDummyHash()
@@ -55,3 +57,5 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return await reply.code(204).send(null)
   })
 }
+
+export const sessionRoutes = fp(routes, { name: 'sessions', dependencies: [...FEATURE_PREREQUISITES], encapsulate: true })

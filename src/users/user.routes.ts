@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { forUpdate } from '../db/lock.js'
 import { nowIso, toIso } from '../db/types.js'
-import { authenticate, requireSelf } from '../http/auth.js'
+import { authenticate, requireSelf } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
@@ -14,7 +16,7 @@ import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, U
 
 const security = [{ bearerAuth: [] }]
 
-export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
 
   app.post('/users', {
@@ -138,3 +140,5 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return await reply.code(204).send(null)
   })
 }
+
+export const userRoutes = fp(routes, { name: 'users', dependencies: [...FEATURE_PREREQUISITES], encapsulate: true })

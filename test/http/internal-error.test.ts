@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { Writable } from 'node:stream'
 import { after, describe, test } from 'node:test'
 import Fastify from 'fastify'
-import { registerErrorHandler } from '../../src/http/error-handler.js'
+import { errorHandler } from '../../src/http/error-handler.js'
 import { ApiError } from '../../src/http/errors.js'
 import { assertError } from '../helper.js'
 
@@ -12,7 +12,7 @@ import { assertError } from '../helper.js'
 const logLines: string[] = []
 const logStream = new Writable({ write (chunk: Buffer, _encoding, done) { logLines.push(chunk.toString()); done() } })
 const app = Fastify({ logger: { level: 'error', stream: logStream } })
-registerErrorHandler(app)
+await app.register(errorHandler)
 
 const SECRET_SQL = 'SELECT secret FROM users WHERE id = 42'
 app.get('/error', async () => {

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
-import { registerErrorHandler } from '../../src/http/error-handler.js'
+import { errorHandler } from '../../src/http/error-handler.js'
 import { registerJsonBody } from '../../src/http/json-body.js'
 import { PageQuery } from '../../src/http/paging.js'
 import { Id, IdParams, Text } from '../../src/http/schemas.js'
-import { registerValidation } from '../../src/http/validation.js'
+import { validation } from '../../src/http/validation.js'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 
 // No type coercion in bodies ("5" is not an integer, 1 is not a string, "true" is not a
@@ -19,9 +19,9 @@ after(close)
 const me = await createUser(app)
 
 const bare = Fastify({ logger: false })
-registerErrorHandler(bare)
+await bare.register(errorHandler)
 registerJsonBody(bare)
-registerValidation(bare)
+await bare.register(validation)
 bare.post('/things/:id', {
   schema: {
     params: IdParams,

@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify'
-import { ApiError } from './errors.js'
+import fp from 'fastify-plugin'
 import { nowIso } from '../db/types.js'
-import { findSessionUser } from '../sessions/session.repository.js'
-import { hashToken } from '../sessions/token.js'
+import { ApiError } from '../http/errors.js'
 import type { Role } from '../users/user.table.js'
+import { findSessionUser } from './session.repository.js'
+import { hashToken } from './token.js'
 
 export interface CurrentUser {
   id: bigint
@@ -19,6 +20,17 @@ const BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/i
 function unauthenticated (): ApiError {
   return new ApiError('AUTHENTICATION_REQUIRED', { headers: { 'www-authenticate': 'Bearer realm="api"' } })
 }
+
+/**
+ * Authentication is the sessions feature's: a bearer token names a live session. The plugin
+ * gives every request `user` and `sessionTokenHash` (null until `authenticate` sets them); the
+ * routes that need a caller name `authenticate` as their onRequest hook, and authorize with the
+ * helpers below.
+ */
+export const authentication = fp(async (app) => {
+  app.decorateRequest('user', null)
+  app.decorateRequest('sessionTokenHash', null)
+}, { name: 'authentication', dependencies: ['database', 'error-handler'] })
 
 /**
  * onRequest hook for operations that need a logged-in caller: it runs before the body is read,
