@@ -4,7 +4,7 @@ import { serviceUnavailable } from './errors.js'
 declare module 'fastify' {
   interface FastifyInstance {
     /** The shutdown's first phase (see server.ts): readiness fails, every answer closes its connection. */
-    drain: { readonly draining: boolean, begin: () => void }
+    drain: { readonly draining: boolean, begin: () => void, refuse: () => void }
   }
 }
 
@@ -14,20 +14,22 @@ declare module 'fastify' {
  * 1. Draining (`app.drain.begin()`): `/health/ready` answers 503 at once, requests are still
  *    served, but every response says `Connection: close`, so keep-alive clients reconnect (through
  *    the balancer, elsewhere) instead of sending on a connection that is about to close.
- * 2. Closing (`app.close()`): no new connections; a request that still arrives on an open one
- *    gets 503 with `Retry-After` and `Connection: close`; in-flight requests finish.
+ * 2. Refusing (`app.drain.refuse()`, then `app.close()`): every new request gets 503 with
+ *    `Retry-After` and `Connection: close`, a cheap answer, so the requests that are already on
+ *    their way are read and answered while the listener is still open; then `app.close()` stops
+ *    accepting and lets in-flight requests finish. Node closes idle connections at that moment,
+ *    and a request whose bytes are in flight on one is reset: cheap answers keep that window
+ *    short (the unavoidable race, measured in docs/RELIABILITY.md).
  */
 export const drain = fp(async (app) => {
   let draining = false
   let closing = false
   app.decorate('drain', {
     get draining () { return draining || closing },
-    begin () {
-      draining = true
-      // Idle keep-alive connections are closed now, while new ones are still accepted, so
-      // their clients reconnect rather than meet the listener closing later.
-      app.server.closeIdleConnections()
-    }
+    // Idle keep-alive connections are left open: closing one now would reset a request the
+    // client is writing onto it; its next request is answered and closes it instead.
+    begin () { draining = true },
+    refuse () { closing = true }
   })
   app.addHook('onRequest', async () => {
     if (closing) throw serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } })

@@ -1,0 +1,176 @@
+// `npm run cluster`: N instances of the service on free loopback ports behind HAProxy.
+//
+//   DATABASE_URL=postgres://… PORT=8080 INSTANCES=3 npm run cluster
+//
+// Builds the service (`npm run build`; `--dev` runs the TypeScript sources through tsx instead),
+// starts INSTANCES (default 3) processes on 127.0.0.1, each trusting the balancer's
+// X-Forwarded-For (TRUST_PROXY=127.0.0.1), writes an HAProxy configuration to a temporary folder
+// and runs `haproxy` from the PATH in the foreground, listening on HOST:PORT (default
+// 127.0.0.1:8080), balancing round-robin and health-checking /health/ready. Every other variable
+// (ADMIN_*, limits, LOG_LEVEL, SHUTDOWN_GRACE_MS…) passes through to the instances.
+// SIGTERM or SIGINT stops HAProxy and every instance (each drains), then exits 0.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const say = (line) => process.stdout.write(`[cluster] ${line}\n`)
+const fail = (line) => { process.stderr.write(`[cluster] ${line}\n`); process.exit(1) }
+
+const databaseUrl = process.env.DATABASE_URL ?? ''
+if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  fail('DATABASE_URL must be a postgres://… URL: the instances share one PostgreSQL database')
+}
+const count = Number(process.env.INSTANCES ?? '3')
+if (!Number.isInteger(count) || count < 1 || count > 32) fail(`INSTANCES must be a whole number from 1 to 32, got "${process.env.INSTANCES}"`)
+const port = Number(process.env.PORT ?? '8080')
+if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`PORT must be a port number, got "${process.env.PORT}"`)
+const host = process.env.HOST || '127.0.0.1'
+const dev = process.argv.includes('--dev')
+
+if (spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).error !== undefined) {
+  fail('haproxy was not found on the PATH. Install it: `apt-get install haproxy` (Debian, Ubuntu), ' +
+    '`dnf install haproxy` (Fedora), `brew install haproxy` (macOS); then run this again.')
+}
+
+if (!dev) {
+  say('building (npm run build)')
+  const built = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' })
+  if (built.status !== 0) fail('the build failed')
+}
+
+async function freePort () {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port: free } = server.address()
+      server.close(() => { resolve(free) })
+    })
+  })
+}
+
+/** Prefixes each line of a child's output, so the interleaved logs stay readable. */
+function relay (stream, prefix, target) {
+  let rest = ''
+  stream.on('data', (chunk) => {
+    const lines = (rest + chunk.toString()).split('\n')
+    rest = lines.pop()
+    for (const line of lines) target.write(`${prefix} ${line}\n`)
+  })
+}
+
+const children = new Set()
+let stopping = false
+let haproxy
+
+function run (name, command, args, env) {
+  // Its own process group: a terminal's Ctrl-C (or a group-wide SIGTERM) reaches this script
+  // only, which stops the children in order, each once.
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  children.add(child)
+  relay(child.stdout, `[${name}]`, process.stdout)
+  relay(child.stderr, `[${name}]`, process.stderr)
+  child.exited = new Promise((resolve) => child.once('exit', (code, signal) => {
+    children.delete(child)
+    if (!stopping) say(`${name} (pid ${child.pid}) exited (${signal ?? code}); ${name === 'haproxy' ? 'stopping' : 'the balancer routes around it'}`)
+    if (name === 'haproxy' && !stopping) void stop(1)
+    resolve()
+  }))
+  return child
+}
+
+async function stop (code) {
+  if (stopping) return
+  stopping = true
+  say('stopping: HAProxy, then the instances (each drains)')
+  // SIGUSR1 is HAProxy's soft stop: no new connections, the open ones finish.
+  if (children.has(haproxy)) {
+    haproxy.kill('SIGUSR1')
+    await haproxy.exited
+  }
+  for (const child of children) child.kill('SIGTERM')
+  await Promise.all([...children].map((child) => child.exited))
+  rmSync(dir, { recursive: true, force: true })
+  say('stopped')
+  process.exit(code)
+}
+process.on('SIGTERM', () => { void stop(0) })
+process.on('SIGINT', () => { void stop(0) })
+
+const dir = mkdtempSync(join(tmpdir(), 'api-cluster-'))
+const instances = []
+for (let i = 1; i <= count; i++) {
+  const instancePort = await freePort()
+  const env = {
+    ...process.env,
+    PORT: String(instancePort),
+    HOST: '127.0.0.1',
+    // The balancer is on this machine; its X-Forwarded-For carries the real client address.
+    TRUST_PROXY: '127.0.0.1',
+    // Each instance has its own private metrics listener (a fixed port would collide).
+    METRICS_PORT: String(await freePort())
+  }
+  const args = dev ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js']
+  const child = run(`instance ${i}`, process.execPath, args, env)
+  instances.push({ name: `i${i}`, port: instancePort, pid: child.pid, metricsPort: env.METRICS_PORT })
+  say(`instance ${i}: pid ${child.pid}, http://127.0.0.1:${instancePort}, metrics 127.0.0.1:${env.METRICS_PORT}`)
+}
+
+// HAProxy starts once every instance is ready (migrations done), so it never begins with all
+// of them down.
+async function ready (instance) {
+  for (let i = 0; i < 600; i++) {
+    if (stopping) return
+    try {
+      if ((await fetch(`http://127.0.0.1:${instance.port}/health/ready`)).status === 200) return
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  say(`instance ${instance.name} is not ready after 60 s; starting the balancer anyway`)
+}
+await Promise.all(instances.map(ready))
+
+// Time-outs line up with the service's: the balancer gives up on a request after 35 s (the
+// service's own 30 s request limit answers first), closes idle client connections after 60 s,
+// while the service keeps them 72 s, so the balancer always closes first.
+const config = `global
+  maxconn 4096
+
+defaults
+  mode http
+  timeout connect 2s
+  timeout client 60s
+  timeout server 35s
+  timeout http-request 10s
+  timeout http-keep-alive 60s
+  timeout check 3s
+  # A connection an instance refused never reached it: safe to retry elsewhere, even a POST.
+  retries 3
+  retry-on conn-failure
+  option redispatch
+
+frontend api
+  bind ${host}:${port}
+  # The client address as this balancer saw it; whatever the client claimed is dropped, so
+  # the instances (TRUST_PROXY) can believe it.
+  http-request del-header X-Forwarded-For
+  option forwardfor
+  default_backend instances
+
+backend instances
+  balance roundrobin
+  option httpchk
+  http-check send meth GET uri /health/ready
+  http-check expect status 200
+  # Checked every second; out after 2 failures (a draining instance answers 503 at once), back in after 2 successes.
+  default-server inter 1s fall 2 rise 2
+${instances.map((i) => `  server ${i.name} 127.0.0.1:${i.port} check`).join('\n')}
+`
+const configFile = join(dir, 'haproxy.cfg')
+writeFileSync(configFile, config)
+say(`HAProxy configuration: ${configFile}`)
+haproxy = run('haproxy', 'haproxy', ['-db', '-f', configFile], process.env)
+say(`haproxy: pid ${haproxy.pid}, balancing ${count} instance(s)`)
+say(`ready: http://${host}:${port}`)

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { after, before, describe, test } from 'node:test'
+import { allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
+import { attempt, count, json, startLoad, waitFor } from './load.js'
+import { freePort, skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
+
+// Three instances behind HAProxy, started by `npm run cluster` (its --dev form: no build), on
+// one PostgreSQL of this test's own: every race is exact across instances, a draining instance
+// loses no request, and a killed one is routed around without losing an acknowledged write.
+
+const haproxyMissing = (await new Promise<boolean>((resolve) => {
+  const probe = spawn('haproxy', ['-v'], { stdio: 'ignore' })
+  probe.once('error', () => { resolve(true) })
+  probe.once('exit', () => { resolve(false) })
+}))
+const skip = skipWithoutPostgres !== false
+  ? skipWithoutPostgres
+  : haproxyMissing && process.env.CI === undefined ? 'haproxy is not on the PATH (apt-get install haproxy)' : false
+
+const statuses = (list: Array<{ status: unknown }>): Record<string, number> =>
+  list.reduce<Record<string, number>>((acc, o) => { acc[String(o.status)] = (acc[String(o.status)] ?? 0) + 1; return acc }, {})
+
+describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, timeout: 180_000 }, () => {
+  let pg: PrivatePostgres
+  let cluster: ReturnType<typeof spawn>
+  let output = ''
+  let base: string
+  let pids: number[] = []
+  let admin: Record<string, string>
+
+  before(async () => {
+    pg = await startPrivatePostgres()
+    const port = await freePort()
+    cluster = spawn(process.execPath, ['scripts/cluster.mjs', '--dev'], {
+      env: {
+        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
+        DATABASE_URL: pg.url, PORT: String(port), INSTANCES: '3', LOG_LEVEL: 'warn',
+        ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'root password',
+        LOGIN_FAILURES_PER_EMAIL: '5', SIGNUPS_PER_CLIENT_PER_HOUR: '1000000', RATE_LIMIT_PER_MINUTE: '0',
+        SHUTDOWN_GRACE_MS: '3000'
+      },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    cluster.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString() })
+    cluster.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString() })
+    await waitFor('the cluster is ready', async () => {
+      if (cluster.exitCode !== null) throw new Error(`cluster exited ${cluster.exitCode}: ${output}`)
+      return /\[cluster\] ready: (http:\S+)/.test(output)
+    }, 90_000)
+    base = /\[cluster\] ready: (http:\S+)/.exec(output)![1]!
+    pids = [...output.matchAll(/instance \d+: pid (\d+)/g)].map((m) => Number(m[1]))
+    assert.equal(pids.length, 3)
+    admin = await logIn(base, 'root@example.com', 'root password')
+  })
+  after(async () => {
+    if (cluster !== undefined && cluster.exitCode === null) {
+      cluster.kill('SIGTERM')
+      await once(cluster, 'exit')
+    }
+    pg?.destroy()
+  })
+
+  test('20 simultaneous sign-ups with one e-mail: exactly one 201', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, async () =>
+      await attempt('sign-up', `${base}/v1/users`, json({ email: 'twin@example.com', password: 'twin password', name: 'Twin' }))))
+    assert.deepEqual(statuses(results), { 201: 1, 409: 19 })
+  })
+
+  test('30 orders for the last 10 units: exactly 10 succeed, stock ends at 0', async () => {
+    const buyer = await signUpAndLogIn(base, 'stock@example.com')
+    const productId = await createProduct(base, admin, 10)
+    const results = await Promise.all(Array.from({ length: 30 }, async () =>
+      await attempt('order', `${base}/v1/orders`, json({ productId, quantity: 1 }, buyer.auth))))
+    assert.deepEqual(statuses(results), { 201: 10, 409: 20 })
+    assert.equal(await productStock(base, productId), 0)
+  })
+
+  test('10 simultaneous orders with one Idempotency-Key: one order, stock taken once', async () => {
+    const buyer = await signUpAndLogIn(base, 'idem@example.com')
+    const productId = await createProduct(base, admin, 100)
+    const results = await Promise.all(Array.from({ length: 10 }, async () =>
+      await attempt('order', `${base}/v1/orders`, json({ productId, quantity: 3 }, { ...buyer.auth, 'idempotency-key': 'one-key' }), (b) => String(b.id))))
+    for (const r of results) assert.ok(r.status === 201 || r.status === 409, String(r.status))
+    assert.equal(new Set(results.filter((r) => r.created !== undefined).map((r) => r.created)).size, 1, 'every 201 is the same order')
+    assert.equal((await allOrders(base, buyer.id, buyer.auth)).length, 1)
+    assert.equal(await productStock(base, productId), 97)
+  })
+
+  test('100 simultaneous views: the count is exactly 100, each view numbered once', async () => {
+    const author = await signUpAndLogIn(base, 'views@example.com')
+    const post = await body(await fetch(`${base}/v1/posts`, json({ title: 'v', content: 'v' }, author.auth)), 201) as { id: number }
+    const views = await Promise.all(Array.from({ length: 100 }, async () =>
+      (await body(await fetch(`${base}/v1/posts/${post.id}/views`, { method: 'POST' }), 200) as { views: number }).views))
+    assert.deepEqual([...views].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1))
+  })
+
+  test('10 simultaneous cancels of one order: one succeeds, stock restored once', async () => {
+    const buyer = await signUpAndLogIn(base, 'cancel@example.com')
+    const productId = await createProduct(base, admin, 50)
+    const order = await body(await fetch(`${base}/v1/orders`, json({ productId, quantity: 5 }, buyer.auth)), 201) as { id: number }
+    const results = await Promise.all(Array.from({ length: 10 }, async () =>
+      await attempt('cancel', `${base}/v1/orders/${order.id}`, { method: 'PATCH', headers: { ...buyer.auth, 'content-type': 'application/json' }, body: JSON.stringify({ status: 'CANCELED' }) })))
+    assert.deepEqual(statuses(results), { 200: 1, 409: 9 })
+    assert.equal(await productStock(base, productId), 50)
+  })
+
+  test('log-in limit per e-mail and client address (5), across instances: exactly 5 guesses checked', async () => {
+    const user = await signUpAndLogIn(base, 'guess@example.com')
+    const guess = async (): Promise<number> => (await attempt('guess', `${base}/v1/sessions`, json({ email: 'guess@example.com', password: 'wrong guess' }))).status as number
+    const burst = await Promise.all(Array.from({ length: 12 }, guess))
+    let checked = burst.filter((s) => s === 401).length
+    assert.equal(checked + burst.filter((s) => s === 429).length, 12)
+    // Whatever the burst left can still be used, one at a time, and not a guess more.
+    for (let status = await guess(); status !== 429; status = await guess()) {
+      assert.equal(status, 401)
+      checked += 1
+    }
+    assert.equal(checked, 5)
+    // The limit holds for the right password too (from this address), on every instance.
+    for (let i = 0; i < 3; i++) assert.equal((await attempt('login', `${base}/v1/sessions`, json({ email: 'guess@example.com', password: 'system password' }))).status, 429)
+    assert.ok(user.id > 0)
+  })
+
+  test('SIGTERM to one instance under load: the balancer drains it, no request fails', async (t) => {
+    const writer = await signUpAndLogIn(base, 'drain@example.com')
+    const load = startLoad(12, async (w, i) => await attempt('post', `${base}/v1/posts`, json({ title: `d${w}`, content: `${i}` }, writer.auth), (b) => String(b.id)))
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    process.kill(pids[0]!, 'SIGTERM')
+    await waitFor('the instance exits', async () => /instance 1 \(pid \d+\) exited \(0\)/.test(output), 30_000)
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const outcomes = await load.stop()
+    t.diagnostic(`figures ${JSON.stringify({ scenario: 'instance SIGTERM', requests: outcomes.length, statuses: statuses(outcomes) })}`)
+    assert.deepEqual(Object.keys(statuses(outcomes)), ['201'])
+  })
+
+  test('SIGKILL to one instance under load: routed around, no acknowledged write lost', async (t) => {
+    const writer = await signUpAndLogIn(base, 'kill@example.com')
+    const load = startLoad(12, async (w, i) => await attempt('post', `${base}/v1/posts`, json({ title: `k${w}`, content: `${i}` }, writer.auth), (b) => String(b.id)))
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const killedAt = Date.now()
+    process.kill(pids[1]!, 'SIGKILL')
+    await new Promise((resolve) => setTimeout(resolve, 4000))
+    const outcomes = await load.stop()
+    const failed = outcomes.filter((o) => o.status !== 201)
+    const lastFailure = failed.length === 0 ? killedAt : Math.max(...failed.map((o) => o.ended))
+    const acknowledged = outcomes.filter((o) => o.created !== undefined)
+    let lost = 0
+    for (const o of acknowledged) if ((await fetch(`${base}/v1/posts/${o.created}`)).status !== 200) lost += 1
+    const figures = { scenario: 'instance SIGKILL', requests: outcomes.length, statuses: statuses(outcomes), acknowledged: acknowledged.length, lost, msFromKillToLastFailure: lastFailure - killedAt }
+    t.diagnostic(`figures ${JSON.stringify(figures)}`)
+    assert.equal(lost, 0)
+    // Only requests the killed instance was holding can fail (HAProxy answers 502 or closes the
+    // client's connection), at most one per client, and only at the kill.
+    for (const o of failed) {
+      assert.ok([502, 503, 'reset', 'failed'].includes(o.status), String(o.status))
+      assert.ok(o.started <= killedAt + 100, `a request sent ${o.started - killedAt} ms after the kill failed`)
+    }
+    assert.ok(failed.length <= 12, `${failed.length} failed`)
+    assert.ok(outcomes.some((o) => o.started > killedAt + 2000 && o.status === 201), 'writes go on through the other instances')
+    assert.ok(outcomes.filter((o) => o.started > killedAt + 2000).every((o) => o.status === 201), 'after the balancer noticed, nothing fails')
+  })
+
+  test('SIGTERM to `npm run cluster` stops HAProxy and every instance, exit 0', async () => {
+    cluster.kill('SIGTERM')
+    const [code] = await once(cluster, 'exit') as [number | null]
+    assert.equal(code, 0, output.slice(-2000))
+    for (const pid of pids) assert.throws(() => process.kill(pid, 0), 'instance process is gone')
+  })
+})

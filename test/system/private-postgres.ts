@@ -1,0 +1,103 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+// A PostgreSQL cluster of the test's own (initdb + pg_ctl, data in a temporary folder, a free
+// loopback port), so that a test may stop, kill or freeze it without touching any other server.
+// Only the processes of this cluster are ever signalled, by their pids.
+
+const PG_BIN = process.env.PG_BIN ?? (() => {
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return undefined
+  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(a) - Number(b))
+  return versions.length > 0 ? join(root, versions.at(-1)!, 'bin') : undefined
+})()
+
+/** Why the private-cluster tests cannot run here, or undefined when they can. */
+export const postgresMissing: string | undefined = PG_BIN === undefined
+  ? 'no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql/*/bin; set PG_BIN or install Debian\'s postgresql'
+  : undefined
+
+/**
+ * The `skip` option of a test that needs a private cluster: skipped, with the reason, on a
+ * machine without PostgreSQL; but never in CI (CI set), where a missing server is a failure.
+ */
+export const skipWithoutPostgres: string | false = postgresMissing !== undefined && process.env.CI === undefined ? postgresMissing : false
+
+const asRoot = process.getuid?.() === 0
+
+function run (args: string[]): string {
+  const [command, ...rest] = args
+  const full = asRoot ? ['runuser', '-u', 'postgres', '--', command!, ...rest] : [command!, ...rest]
+  return execFileSync(full[0]!, full.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => { resolve(port) })
+    })
+  })
+}
+
+export interface PrivatePostgres {
+  /** postgres://…/postgres on this cluster. */
+  url: string
+  port: number
+  /** pg_ctl stop in the given mode (fast: sessions rolled back; immediate: a crash). */
+  stop: (mode: 'fast' | 'immediate') => void
+  start: () => void
+  /** SIGSTOP / SIGCONT to the postmaster and every one of its children. */
+  freeze: () => void
+  thaw: () => void
+  /** Stops the cluster (if running) and removes its folder. */
+  destroy: () => void
+}
+
+export async function startPrivatePostgres (): Promise<PrivatePostgres> {
+  if (PG_BIN === undefined) throw new Error(postgresMissing)
+  const dir = mkdtempSync(join(tmpdir(), 'api-private-pg-'))
+  if (asRoot) {
+    const ids = execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim()
+    const gid = execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()
+    chownSync(dir, Number(ids), Number(gid))
+  }
+  const data = join(dir, 'data')
+  const port = await freePort()
+  run([join(PG_BIN, 'initdb'), '-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8'])
+  const start = (): void => {
+    run([join(PG_BIN, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on`, 'start'])
+  }
+  const stop = (mode: 'fast' | 'immediate'): void => {
+    run([join(PG_BIN, 'pg_ctl'), '-D', data, '-m', mode, '-w', '-t', '30', 'stop'])
+  }
+  const postmasterPid = (): number => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const family = (): number[] => {
+    const parent = postmasterPid()
+    const children = spawnSync('pgrep', ['-P', String(parent)], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l !== '').map(Number)
+    return [parent, ...children]
+  }
+  start()
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop,
+    start,
+    // The postmaster first, so that it starts no new backend while the others are stopped.
+    freeze: () => { for (const pid of family()) process.kill(pid, 'SIGSTOP') },
+    thaw: () => { for (const pid of family().reverse()) process.kill(pid, 'SIGCONT') },
+    destroy: () => {
+      if (existsSync(join(data, 'postmaster.pid'))) {
+        try { for (const pid of family()) process.kill(pid, 'SIGCONT') } catch {}
+        try { stop('immediate') } catch {}
+      }
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
