@@ -14,6 +14,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+/* global fetch */
 
 const say = (line) => process.stdout.write(`[cluster] ${line}\n`)
 const fail = (line) => { process.stderr.write(`[cluster] ${line}\n`); process.exit(1) }
@@ -125,8 +128,10 @@ async function ready (instance) {
     if (stopping) return
     try {
       if ((await fetch(`http://127.0.0.1:${instance.port}/health/ready`)).status === 200) return
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(100)
   }
   say(`instance ${instance.name} is not ready after 60 s; starting the balancer anyway`)
 }
@@ -173,4 +178,14 @@ writeFileSync(configFile, config)
 say(`HAProxy configuration: ${configFile}`)
 haproxy = run('haproxy', 'haproxy', ['-db', '-f', configFile], process.env)
 say(`haproxy: pid ${haproxy.pid}, balancing ${count} instance(s)`)
-say(`ready: http://${host}:${port}`)
+// "ready" once the balancer itself answers readiness (it binds a moment after it starts).
+const front = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+for (let i = 0; i < 300 && !stopping; i++) {
+  try {
+    if ((await fetch(`${front}/health/ready`)).status === 200) break
+  } catch {
+    // Not bound yet.
+  }
+  await sleep(100)
+}
+if (!stopping) say(`ready: ${front}`)

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { after, before, describe, test } from 'node:test'
 import { allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
-import { attempt, count, json, startLoad, waitFor } from './load.js'
+import { attempt, json, startLoad, waitFor } from './load.js'
 import { freePort, skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
 
 // Three instances behind HAProxy, started by `npm run cluster` (its --dev form: no build), on

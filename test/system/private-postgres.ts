@@ -94,8 +94,9 @@ export async function startPrivatePostgres (): Promise<PrivatePostgres> {
     thaw: () => { for (const pid of family().reverse()) process.kill(pid, 'SIGCONT') },
     destroy: () => {
       if (existsSync(join(data, 'postmaster.pid'))) {
-        try { for (const pid of family()) process.kill(pid, 'SIGCONT') } catch {}
-        try { stop('immediate') } catch {}
+        // Best effort: a cluster left frozen or half-stopped by a failed test is still removed.
+        try { for (const pid of family()) process.kill(pid, 'SIGCONT') } catch { /* already gone */ }
+        try { stop('immediate') } catch { /* already stopped */ }
       }
       rmSync(dir, { recursive: true, force: true })
     }
