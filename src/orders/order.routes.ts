@@ -7,7 +7,8 @@ import type { Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
 import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
+import { etagOf, sendTagged } from '../http/etag.js'
+import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
 import { findUserById } from '../users/user.repository.js'
@@ -118,14 +119,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const user = currentUser(request)
     const id = BigInt(request.params.id)
     const target = request.body.status
-    const updated = await db.transaction().execute(async (trx) => {
-      const order = await lockOrder(trx, dialect, id)
-      if (order === undefined) throw new ApiError('ORDER_NOT_FOUND')
-      authorizeTransition(target, requesterOf(user, order))
-      checkIfMatch(request, etagOf(toOrder(order)))
-      return toOrder(await moveOrder(trx, order, target))
+    return await guardedWrite(request, reply, {
+      lock: async (executor) => await lockOrder(executor, dialect, id),
+      notFound: 'ORDER_NOT_FOUND',
+      authorize: (order) => { authorizeTransition(target, requesterOf(user, order)) },
+      representation: toOrder,
+      write: async (trx, order) => await moveOrder(trx, order, target)
     })
-    return await reply.header('etag', etagOf(updated)).send(updated)
   })
 
   app.get('/users/:id/orders', {

@@ -6,7 +6,8 @@ import type { Executor } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
 import { authenticate, currentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
+import { etagOf, sendTagged } from '../http/etag.js'
+import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
@@ -25,27 +26,20 @@ function requireAuthor (request: FastifyRequest, post: PostWithAuthor): void {
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
 
-  /**
-   * PUT, PATCH and DELETE: in one transaction, the post row locked, the checks in the contract's
-   * order (404, then 403, then 412), then the write. The shape was checked before the handler ran.
-   */
-  async function changePost<T> (request: FastifyRequest, id: bigint, write: (trx: Executor, post: PostWithAuthor) => Promise<T>): Promise<T> {
-    return await db.transaction().execute(async (trx) => {
-      const post = await findPostForUpdate(trx, dialect, id)
-      if (post === undefined) throw new ApiError('POST_NOT_FOUND')
-      requireAuthor(request, post)
-      checkIfMatch(request, etagOf(toPost(post)))
-      return await write(trx, post)
-    })
-  }
+  /** PUT, PATCH and DELETE of a post: the row locked, 404, then the author only, then If-Match. */
+  const guardOf = (request: FastifyRequest, id: bigint) => ({
+    lock: async (executor: Executor) => await findPostForUpdate(executor, dialect, id),
+    notFound: 'POST_NOT_FOUND' as const,
+    authorize: (post: PostWithAuthor) => { requireAuthor(request, post) },
+    representation: toPost
+  })
 
-  /** PUT and PATCH: writes the changes and answers the new representation with its ETag. */
-  async function sendChanged (request: FastifyRequest, reply: FastifyReply, id: bigint, changes: { title?: string, content?: string }): Promise<FastifyReply> {
-    const post = await changePost(request, id, async (trx, current) => {
-      const row = await updatePost(trx, id, { ...changes, now: nowIso() })
-      return toPost({ ...row, author_name: current.author_name })
+  /** PUT and PATCH: writes the members sent and answers the new representation with its tag. */
+  async function change (request: FastifyRequest, reply: FastifyReply, id: bigint, changes: { title?: string, content?: string }): Promise<FastifyReply> {
+    return await guardedWrite(request, reply, {
+      ...guardOf(request, id),
+      write: async (trx, current) => ({ ...await updatePost(trx, id, { ...changes, now: nowIso() }), author_name: current.author_name })
     })
-    return await reply.header('etag', etagOf(post)).send(post)
   }
 
   app.get('/posts', {
@@ -110,7 +104,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { title, content } = request.body
-    return await sendChanged(request, reply, BigInt(request.params.id), { title, content })
+    return await change(request, reply, BigInt(request.params.id), { title, content })
   })
 
   app.patch('/posts/:id', {
@@ -128,7 +122,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { title, content } = request.body
-    return await sendChanged(request, reply, BigInt(request.params.id), { title, content })
+    return await change(request, reply, BigInt(request.params.id), { title, content })
   })
 
   app.delete('/posts/:id', {
@@ -144,8 +138,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    await changePost(request, id, async (trx) => { await deletePost(trx, id) })
-    return await reply.code(204).send(null)
+    return await guardedWrite(request, reply, { ...guardOf(request, id), write: async (trx) => { await deletePost(trx, id) } })
   })
 
   app.post('/posts/:id/views', {

@@ -5,7 +5,8 @@ import { Type } from '@sinclair/typebox'
 import { nowIso } from '../db/types.js'
 import { authenticate, requireAdmin } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
+import { etagOf, sendTagged } from '../http/etag.js'
+import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
@@ -87,17 +88,15 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: WithTag, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
     }
   }, async (request, reply) => {
-    const body = request.body
     const id = BigInt(request.params.id)
-    const updated = await db.transaction().execute(async (trx) => {
-      const row = await lockProduct(trx, dialect, id)
-      if (row === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
-      requireAdmin(request)
-      checkIfMatch(request, etagOf(toProduct(row)))
-      const { name, price, category, stock, onSale } = body
-      return toProduct(await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso()))
+    const { name, price, category, stock, onSale } = request.body
+    return await guardedWrite(request, reply, {
+      lock: async (executor) => await lockProduct(executor, dialect, id),
+      notFound: 'PRODUCT_NOT_FOUND',
+      authorize: () => { requireAdmin(request) },
+      representation: toProduct,
+      write: async (trx) => await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso())
     })
-    return await reply.header('etag', etagOf(updated)).send(updated)
   })
 }
 

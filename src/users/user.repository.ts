@@ -1,3 +1,5 @@
+import type { DialectName } from '../db/database.js'
+import { forUpdate } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { ApiError } from '../http/errors.js'
@@ -38,6 +40,11 @@ export async function findUserByEmail (db: Executor, email: string): Promise<Use
   return await db.selectFrom('users').selectAll()
     .where((eb) => eb(eb.fn('lower', ['email']), '=', emailKey(email)))
     .executeTakeFirst()
+}
+
+/** The user row, locked until the end of the transaction (for a read-check-write sequence). */
+export async function lockUser (trx: Executor, dialect: DialectName, id: bigint): Promise<UserRow | undefined> {
+  return await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
 }
 
 export async function updateUser (db: Executor, id: bigint, changes: { email: string, name: string, now: string }): Promise<UserRow> {

@@ -1,16 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
-import { forUpdate } from '../db/lock.js'
+import type { FastifyRequest } from 'fastify'
+import type { Executor } from '../db/schema.js'
 import { nowIso, toIso } from '../db/types.js'
 import { authenticate, requireSelf } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { checkIfMatch, etagOf, sendTagged } from '../http/etag.js'
+import { etagOf, sendTagged } from '../http/etag.js'
+import { guardedWrite } from '../http/guarded-write.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCredentials } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
-import { countPostsByAuthor, deleteUser, findUserByEmail, findUserById, insertUser, updatePasswordHash, updateUser } from './user.repository.js'
+import { countPostsByAuthor, deleteUser, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
 import { toUserPrivate, toUserPublic } from './user.representation.js'
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 
@@ -18,6 +20,16 @@ const security = [{ bearerAuth: [] }]
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
+
+  /**
+   * Every write of a user: the row locked, 404, then self only (admins included in nothing).
+   * PUT and DELETE add the representation their tag (If-Match) is computed from.
+   */
+  const guardOf = (request: FastifyRequest, id: bigint) => ({
+    lock: async (executor: Executor) => await lockUser(executor, dialect, id),
+    notFound: 'USER_NOT_FOUND' as const,
+    authorize: () => { requireSelf(request, id) }
+  })
 
   app.post('/users', {
     schema: {
@@ -64,15 +76,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    const updated = await db.transaction().execute(async (trx) => {
-      const user = await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
-      if (user === undefined) throw new ApiError('USER_NOT_FOUND')
-      requireSelf(request, id)
-      checkIfMatch(request, etagOf(toUserPrivate(user)))
-      return await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
+    return await guardedWrite(request, reply, {
+      ...guardOf(request, id),
+      representation: toUserPrivate,
+      write: async (trx) => await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
     })
-    const shown = toUserPrivate(updated)
-    return await reply.header('etag', etagOf(shown)).send(shown)
   })
 
   app.delete('/users/:id', {
@@ -88,14 +96,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    await db.transaction().execute(async (trx) => {
-      const user = await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
-      if (user === undefined) throw new ApiError('USER_NOT_FOUND')
-      requireSelf(request, id)
-      checkIfMatch(request, etagOf(toUserPrivate(user)))
-      await deleteUser(trx, id)
-    })
-    return await reply.code(204).send(null)
+    return await guardedWrite(request, reply, { ...guardOf(request, id), representation: toUserPrivate, write: async (trx) => { await deleteUser(trx, id) } })
   })
 
   app.get('/users/:id/profile', {
@@ -127,17 +128,20 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    const user = await findUserById(db, id)
-    if (user === undefined) throw new ApiError('USER_NOT_FOUND')
-    requireSelf(request, id)
-    const { succeeded } = await verifyCredentials(db, app.config, user.email, request.body.currentPassword, request.ip)
-    const passwordHash = await hashPassword(request.body.newPassword)
-    await db.transaction().execute(async (trx) => {
-      await succeeded(trx)
-      await updatePasswordHash(trx, id, passwordHash, nowIso())
-      await deleteOtherSessions(trx, id, request.sessionTokenHash ?? '')
+    const { currentPassword, newPassword } = request.body
+    return await guardedWrite(request, reply, {
+      ...guardOf(request, id),
+      // Checking and hashing passwords is slow: done before the transaction, never under the lock.
+      prepare: async (user) => {
+        const { succeeded } = await verifyCredentials(db, app.config, user.email, currentPassword, request.ip)
+        return { succeeded, passwordHash: await hashPassword(newPassword) }
+      },
+      write: async (trx, _user, { succeeded, passwordHash }) => {
+        await succeeded(trx)
+        await updatePasswordHash(trx, id, passwordHash, nowIso())
+        await deleteOtherSessions(trx, id, request.sessionTokenHash ?? '')
+      }
     })
-    return await reply.code(204).send(null)
   })
 }
 
