@@ -1,0 +1,138 @@
+// Processes and load for `npm run bench`: start the service (as `npm start` does) or the floor
+// on a loopback port, pinned to one core when taskset exists; wait until it answers; sample its
+// memory; run autocannon against it from this process (pinned to the other core).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { closeSync, openSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { cpus } from 'node:os'
+import autocannon from 'autocannon'
+
+export const PINNED = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
+
+/** Pins this process (the load generator), every thread of it, to the second core. */
+export function pinLoadGenerator (): void {
+  if (PINNED) spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)], { stdio: 'ignore' })
+}
+
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => { resolve(port) })
+    })
+  })
+}
+
+export interface Server {
+  name: string
+  url: string
+  process: ChildProcess
+  /** Highest resident set size seen by sample() since the last reset, in MiB. */
+  peakRss: () => number
+  resetPeak: () => void
+  /** The kernel's high-water mark of resident memory for the whole life of the process, in MiB. */
+  highWater: () => number
+  stop: () => Promise<void>
+}
+
+function status (pid: number, field: string): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field + ':'))
+    return line === undefined ? 0 : Number(/(\d+)/.exec(line)![1]) / 1024
+  } catch {
+    return 0
+  }
+}
+
+export async function startServer (name: string, args: string[], env: Record<string, string>, logFile: string, port: number): Promise<Server> {
+  const log = openSync(logFile, 'a')
+  const command = PINNED ? 'taskset' : process.execPath
+  const argv = PINNED ? ['-c', '0', process.execPath, ...args] : args
+  const child = spawn(command, argv, { env: { ...process.env, ...env }, stdio: ['ignore', log, log] })
+  closeSync(log)
+  let exited = false
+  child.once('exit', () => { exited = true })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (exited) throw new Error(`${name} exited during start-up; see ${logFile}:\n${readFileSync(logFile, 'utf8').slice(-2000)}`)
+    if (Date.now() > deadline) throw new Error(`${name} did not become ready in 60 s; see ${logFile}`)
+    try {
+      if ((await fetch(`${url}/health/ready`)).status === 200) break
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  let peak = 0
+  const sampler = setInterval(() => { peak = Math.max(peak, status(child.pid!, 'VmRSS')) }, 200)
+  return {
+    name,
+    url,
+    process: child,
+    peakRss: () => Math.max(peak, status(child.pid!, 'VmRSS')),
+    resetPeak: () => { peak = 0 },
+    highWater: () => status(child.pid!, 'VmHWM'),
+    stop: async () => {
+      clearInterval(sampler)
+      if (exited) return
+      const gone = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => { child.kill('SIGKILL') }, 15_000)
+      await gone
+      clearTimeout(timer)
+    }
+  }
+}
+
+export interface Load {
+  connections: number
+  /** Seconds, or a fixed number of requests when `amount` is given. */
+  seconds: number
+  amount?: number
+  requests: autocannon.Request[]
+}
+
+export interface Measured {
+  rps: number
+  p50: number
+  p99: number
+  total: number
+  /** Responses outside 2xx, errors and timeouts: a measurement with any is not one. */
+  bad: number
+  badDetail: string
+}
+
+export interface Running { done: Promise<Measured>, stop: () => void }
+
+/** Starts a load; `done` settles when it ends (its duration or amount reached, or stop()). */
+export function start (url: string, load: Load): Running {
+  let instance: { stop: () => void } | undefined
+  const done = new Promise<Measured>((resolve, reject) => {
+    instance = autocannon({
+      url,
+      connections: load.connections,
+      ...(load.amount !== undefined ? { amount: load.amount } : { duration: load.seconds }),
+      requests: load.requests
+    }, (error, result) => {
+      if (error !== null && error !== undefined) { reject(error); return }
+      const seconds = (result.finish.getTime() - result.start.getTime()) / 1000
+      const bad = result.non2xx + result.errors + result.timeouts
+      resolve({
+        rps: result.requests.total / seconds,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        total: result.requests.total,
+        bad,
+        badDetail: bad === 0 ? '' : `non-2xx ${result.non2xx} (${JSON.stringify(result.statusCodeStats)}), errors ${result.errors}, timeouts ${result.timeouts}`
+      })
+    })
+  })
+  return { done, stop: () => { instance?.stop() } }
+}
+
+export async function measure (url: string, load: Load): Promise<Measured> {
+  return await start(url, load).done
+}
