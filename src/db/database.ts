@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type Driver } from 'kysely'
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type Driver, type SqliteDatabase as SqliteDialectDatabase } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 
@@ -26,6 +26,31 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+// Kysely's SQLite driver calls prepare() for every statement it runs, which parses and plans
+// the SQL again each time (it was the largest single cost of a cached read in the profile).
+// The statements are cached here by their SQL text instead: the service runs a few dozen
+// distinct texts, and the bound on the cache only guards against a caller building SQL with
+// literal values. A statement is synchronous in better-sqlite3 (all/get/run finish before the
+// next one starts), so one prepared statement can serve every caller; only one that is still
+// being iterated is busy, and then a fresh one is prepared.
+const STATEMENT_CACHE_SIZE = 500
+
+function cachingPrepare (sqlite: SqliteDatabase.Database): SqliteDialectDatabase {
+  const statements = new Map<string, SqliteDatabase.Statement>()
+  return {
+    close: () => { sqlite.close() },
+    prepare: (sql: string) => {
+      let statement = statements.get(sql)
+      if (statement === undefined || statement.busy) {
+        statement = sqlite.prepare(sql)
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
+        statements.set(sql, statement)
+      }
+      return statement
+    }
+  }
+}
+
 function openSqlite (path: string): Kysely<Database> {
   const file = resolve(path)
   mkdirSync(dirname(file), { recursive: true })
@@ -36,7 +61,7 @@ function openSqlite (path: string): Kysely<Database> {
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) })
+  return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingPrepare(sqlite) }) })
 }
 
 const INT8_OID = 20
