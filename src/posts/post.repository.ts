@@ -1,3 +1,4 @@
+import { precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import { forUpdate } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -17,8 +18,10 @@ function selectPosts (db: Executor) {
   ])
 }
 
+const postById = precompiled((db: Executor, id: bigint) => selectPosts(db).where('posts.id', '=', id))
+
 export async function findPost (db: Executor, id: bigint): Promise<PostWithAuthor | undefined> {
-  return await selectPosts(db).where('posts.id', '=', id).executeTakeFirst()
+  return (await db.executeQuery(postById(db, id))).rows[0]
 }
 
 /**
@@ -54,15 +57,26 @@ export function listPostsQuery (db: Executor, page: PostPage) {
     .orderBy('posts.author_id', 'desc').orderBy('posts.id', 'desc').limit(page.take)
 }
 
-export async function listPosts (db: Executor, page: PostPage): Promise<PostWithAuthor[]> {
-  return await listPostsQuery(db, page).execute()
+// The four shapes of a page, each compiled once.
+const pages = {
+  first: precompiled((db: Executor, take: number) => listPostsQuery(db, { before: undefined, take, authorId: undefined })),
+  after: precompiled((db: Executor, before: bigint, take: number) => listPostsQuery(db, { before, take, authorId: undefined })),
+  authorFirst: precompiled((db: Executor, authorId: bigint, take: number) => listPostsQuery(db, { before: undefined, take, authorId })),
+  authorAfter: precompiled((db: Executor, authorId: bigint, before: bigint, take: number) => listPostsQuery(db, { before, take, authorId }))
 }
 
+export async function listPosts (db: Executor, { before, take, authorId }: PostPage): Promise<PostWithAuthor[]> {
+  const query = authorId === undefined
+    ? (before === undefined ? pages.first(db, take) : pages.after(db, before, take))
+    : (before === undefined ? pages.authorFirst(db, authorId, take) : pages.authorAfter(db, authorId, before, take))
+  return (await db.executeQuery(query)).rows
+}
+
+const insertPostQuery = precompiled((db: Executor, authorId: bigint, title: string, content: string, now: string) =>
+  db.insertInto('posts').values({ author_id: authorId, title, content, created_at: now, updated_at: now }).returningAll())
+
 export async function insertPost (db: Executor, post: { authorId: bigint, title: string, content: string, now: string }): Promise<PostRow> {
-  return await db.insertInto('posts')
-    .values({ author_id: post.authorId, title: post.title, content: post.content, created_at: post.now, updated_at: post.now })
-    .returningAll()
-    .executeTakeFirstOrThrow()
+  return (await db.executeQuery(insertPostQuery(db, post.authorId, post.title, post.content, post.now))).rows[0]!
 }
 
 export async function updatePost (db: Executor, id: bigint, changes: { title?: string, content?: string, now: string }): Promise<PostRow> {
@@ -85,11 +99,9 @@ export async function deletePost (db: Executor, id: bigint): Promise<void> {
  * Counts one view in a single statement, so concurrent views never lose an increment on either
  * database; undefined when the post does not exist. The post's updatedAt does not move.
  */
+const countViewQuery = precompiled((db: Executor, id: bigint) =>
+  db.updateTable('posts').set((eb) => ({ views: eb('views', '+', 1n) })).where('id', '=', id).returning('views'))
+
 export async function countView (db: Executor, id: bigint): Promise<bigint | undefined> {
-  const row = await db.updateTable('posts')
-    .set((eb) => ({ views: eb('views', '+', 1n) }))
-    .where('id', '=', id)
-    .returning('views')
-    .executeTakeFirst()
-  return row?.views
+  return (await db.executeQuery(countViewQuery(db, id))).rows[0]?.views
 }

@@ -1,3 +1,4 @@
+import { precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import { forUpdate } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -29,8 +30,10 @@ export async function insertProduct (db: Executor, product: NewProduct): Promise
     .executeTakeFirstOrThrow()
 }
 
+const productById = precompiled((db: Executor, id: bigint) => db.selectFrom('products').selectAll().where('id', '=', id))
+
 export async function findProductById (db: Executor, id: bigint): Promise<ProductRow | undefined> {
-  return await db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst()
+  return (await db.executeQuery(productById(db, id))).rows[0]
 }
 
 /** The product, locked until the transaction ends (PostgreSQL; SQLite holds the write lock already). */
