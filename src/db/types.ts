@@ -9,7 +9,11 @@ export type Timestamp = ColumnType<Date | string, string, string>
 // Booleans are stored as 0/1 integers in both databases: better-sqlite3 cannot bind booleans.
 export type Flag = ColumnType<bigint | number, number, number>
 
+// The form toISOString() writes: what nowIso() stores. SQLite hands such text back as it is.
+const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+
 export function toIso (value: Date | string): string {
+  if (typeof value === 'string' && CANONICAL.test(value)) return value
   return (value instanceof Date ? value : new Date(value)).toISOString()
 }
 
