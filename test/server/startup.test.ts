@@ -33,7 +33,8 @@ describe('server process', { skip }, () => {
   })
 
   test('finishes an in-flight request during a graceful shutdown', async () => {
-    const server = startServer({ DATABASE_URL: `file:${join(dir, 'inflight.db')}` })
+    // At debug the server also logs each request's arrival (at info only its completion).
+    const server = startServer({ DATABASE_URL: `file:${join(dir, 'inflight.db')}`, LOG_LEVEL: 'debug' })
     const base = await server.listening()
     // A user creation hashes a password (tens of milliseconds). The signal goes out once the
     // server has logged the request's arrival, so the request is in flight, whatever the load.

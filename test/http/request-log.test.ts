@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
+import { after, describe, test } from 'node:test'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config/config.js'
+import { openDatabase } from '../../src/db/database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { scratchDatabase } from '../scratch-database.js'
+
+// At info, one structured line per request, written when the answer is known: request id,
+// method, URL, route pattern, status and time. Nothing of the body or the credentials.
+
+const lines: Array<Record<string, unknown>> = []
+const stream = new Writable({
+  write (chunk: Buffer, _encoding, done) {
+    for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>)
+    done()
+  }
+})
+const scratch = await scratchDatabase('request-log')
+const config = loadConfig({ DATABASE_URL: scratch.url, LOG_LEVEL: 'info' })
+const database = openDatabase(config.databaseUrl)
+await migrateToLatest(database.db, database.dialect)
+const app = await buildApp({ config, database, logger: { level: 'info', stream } })
+after(async () => { await app.close(); await scratch.drop() })
+
+const ofRequest = (id: string) => lines.filter((l) => l.reqId === id)
+
+describe('request log', () => {
+  test('one line per request, at info, with id, method, url, route, status and time', async () => {
+    const res = await app.inject({ method: 'GET', url: '/v1/posts/12345?x=1', headers: { 'x-request-id': 'log-test-1' } })
+    assert.equal(res.statusCode, 404)
+    const logged = ofRequest('log-test-1')
+    assert.equal(logged.length, 1, JSON.stringify(logged))
+    const line = logged[0]!
+    assert.equal(line.level, 30)
+    assert.equal(line.msg, 'request completed')
+    assert.equal(line.method, 'GET')
+    assert.equal(line.url, '/v1/posts/12345?x=1')
+    assert.equal(line.route, '/v1/posts/:id')
+    assert.equal(line.statusCode, 404)
+    assert.equal(typeof line.responseTime, 'number')
+  })
+
+  test('a write logs one line too, without its body or token', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/users',
+      headers: { 'x-request-id': 'log-test-2', authorization: 'Bearer secret-token-never-logged' },
+      payload: { email: 'logged@example.com', password: 'never in a log line', name: 'Logged' }
+    })
+    assert.equal(res.statusCode, 201)
+    const logged = ofRequest('log-test-2')
+    assert.equal(logged.length, 1)
+    assert.equal(logged[0]!.statusCode, 201)
+    const text = JSON.stringify(lines)
+    assert.ok(!text.includes('never in a log line'))
+    assert.ok(!text.includes('secret-token-never-logged'))
+  })
+})
