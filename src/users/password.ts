@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { hash, verify } from '@node-rs/argon2'
 
 // Argon2id at OWASP's minimum recommendation (m = 19 MiB, t = 2, p = 1). @node-rs/argon2 runs
@@ -5,13 +6,35 @@ import { hash, verify } from '@node-rs/argon2'
 // `algorithm: 2` is Argon2id (the package's const enum cannot be imported under verbatimModuleSyntax).
 const OPTIONS = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const
 
+// How many hashes run at once: one core is left to the event loop, the rest hash. Without a
+// bound, a burst of log-ins fills the whole libuv pool (4 threads × 19 MiB each) on however few
+// cores the process has: it gains no throughput on those cores, costs the memory, and starves
+// the event loop, so every other request waits (measured in docs/PERFORMANCE.md). The others
+// queue here, in arrival order.
+const HASHING_SLOTS = Math.max(1, availableParallelism() - 1)
+let hashing = 0
+const waiting: Array<() => void> = []
+
+async function inHashingSlot<T> (work: () => Promise<T>): Promise<T> {
+  if (hashing >= HASHING_SLOTS) await new Promise<void>((resolve) => { waiting.push(resolve) })
+  else hashing += 1
+  try {
+    return await work()
+  } finally {
+    // The slot passes straight to the next in line, or is freed.
+    const next = waiting.shift()
+    if (next !== undefined) next()
+    else hashing -= 1
+  }
+}
+
 export async function hashPassword (password: string): Promise<string> {
-  return await hash(password, OPTIONS)
+  return await inHashingSlot(async () => await hash(password, OPTIONS))
 }
 
 export async function verifyPassword (passwordHash: string, password: string): Promise<boolean> {
   try {
-    return await verify(passwordHash, password)
+    return await inHashingSlot(async () => await verify(passwordHash, password))
   } catch {
     return false
   }
