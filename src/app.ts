@@ -10,7 +10,7 @@ import { errorHandler, frameworkErrors } from './http/error-handler.js'
 import { jsonBody } from './http/json-body.plugin.js'
 import { rateLimit } from './http/rate-limit.js'
 import { genReqId, requestId } from './http/request-id.js'
-import requestLog from './http/request-log.js'
+import { RequestLog } from './http/request-log.js'
 import { routing } from './http/routing.js'
 import { validation } from './http/validation.js'
 import { orderRoutes } from './orders/order.routes.js'
@@ -40,7 +40,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     },
     genReqId,
     // One line per request instead of Fastify's two: see http/request-log.ts.
-    disableRequestLogging: true,
+    logController: new RequestLog(),
     bodyLimit: config.bodyLimitBytes,
     // Time limits (docs/RELIABILITY.md): the request line and headers within 10 s, the whole
     // request (body included) within 30 s, else 408; checked every second, so a limit means
@@ -67,7 +67,6 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
 
   app.decorate('config', config)
   await app.register(requestId)
-  await app.register(requestLog)
   await app.register(errorHandler)
   await app.register(drain)
   await app.register(databasePlugin, { database })
