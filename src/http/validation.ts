@@ -8,8 +8,9 @@ import { ApiError, type FieldError } from './errors.js'
 import { MisreadNumber } from './json-body.js'
 
 // Request validation, done here rather than by Fastify's per-part validator so that the
-// failures of path, query and body are reported together in one response (contract section 6
-// step 3: "every field of path, query and body, all failures at once").
+// failures of path, query, body and headers are reported together in one response: every
+// failed field at once, in that order. A route's `headers` schema is enforced like the others
+// (headers it does not name are not checked).
 //
 // Bodies are validated with no coercion and no removal of unknown members: "5" is not an
 // integer, and an unknown member is an error, never silently dropped. Path and query values
@@ -56,6 +57,9 @@ function createAjv (): Ajv {
 
 const ajv = createAjv()
 
+// The pattern of a path or query id (schemas.ts, IdString), named in its error message.
+const ID_PATTERN = '^[1-9][0-9]{0,18}$'
+
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'a JSON object', array: 'an array', null: 'null'
 }
@@ -73,7 +77,9 @@ function messageFor (error: ErrorObject): string {
     case 'type': return `must be ${TYPE_NAMES[String(p.type)] ?? String(p.type)}`
     case 'x-well-formed': return 'must not contain NUL characters or unpaired surrogates'
     case 'x-int64-id': return 'must be an integer id from 1 to 9223372036854775807'
-    case 'pattern': return p.pattern === NON_BLANK ? 'must not be blank' : 'must be an integer id from 1 to 9223372036854775807'
+    case 'pattern': return p.pattern === NON_BLANK
+      ? 'must not be blank'
+      : p.pattern === ID_PATTERN ? 'must be an integer id from 1 to 9223372036854775807' : `must match the pattern ${String(p.pattern)}`
     case 'minLength': return `must be at least ${String(p.limit)} characters`
     case 'maxLength': return `must be at most ${String(p.limit)} characters`
     case 'format': return p.format === 'email'
@@ -125,6 +131,7 @@ interface RouteValidators {
   params?: ValidateFunction
   querystring?: ValidateFunction
   body?: ValidateFunction
+  headers?: ValidateFunction
 }
 
 const compiled = new WeakMap<object, RouteValidators>()
@@ -136,6 +143,7 @@ function validatorsFor (schema: Record<string, unknown>): RouteValidators {
     if (schema.params !== undefined) validators.params = ajv.compile(schema.params as object)
     if (schema.querystring !== undefined) validators.querystring = ajv.compile(schema.querystring as object)
     if (schema.body !== undefined) validators.body = ajv.compile(schema.body as object)
+    if (schema.headers !== undefined) validators.headers = ajv.compile(schema.headers as object)
     compiled.set(schema, validators)
   }
   return validators
@@ -164,6 +172,14 @@ function queryValues (schema: Record<string, unknown>, query: unknown): unknown 
   return values
 }
 
+/**
+ * A header's field is its name as the documentation writes it (`Idempotency-Key`, `If-Match`):
+ * Node gives header names in lower case, and the schemas name them so.
+ */
+function headerField (error: FieldError): FieldError {
+  return { ...error, field: error.field.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase()) }
+}
+
 function validateRequest (request: FastifyRequest): void {
   const schema = request.routeOptions.schema as Record<string, unknown> | undefined
   if (schema === undefined) return
@@ -181,6 +197,9 @@ function validateRequest (request: FastifyRequest): void {
     // No body at all where one is required reads as an empty object: every required field is named.
     if (request.body === undefined) request.body = {}
     if (!validators.body(request.body)) errors.push(...toFieldErrors(validators.body.errors ?? [], 'body', request.body))
+  }
+  if (validators.headers !== undefined && !validators.headers(request.headers)) {
+    errors.push(...toFieldErrors(validators.headers.errors ?? [], 'headers').map(headerField))
   }
   if (errors.length > 0) throw fieldsInvalid(errors)
 }

@@ -116,6 +116,15 @@ describe('Idempotency-Key on POST /v1/orders', () => {
     assert.equal(await ordersOf(product.id), 0)
   })
 
+  test('a malformed key and a bad body: one 400 naming every failed field, key included', async () => {
+    const product = await createProduct(app, admin, { stock: 5 })
+    const res = await postOrder(app, user, { productId: product.id, quantity: 0, role: 'ADMIN' }, { 'idempotency-key': 'tab\there' })
+    assertError(res, 400, 'VALIDATION_ERROR', ['quantity', 'role', 'Idempotency-Key'])
+    const keyOnly = await postOrder(app, user, { productId: product.id, quantity: 1 }, { 'idempotency-key': 'k'.repeat(256) })
+    assert.deepEqual(keyOnly.json().errors, [{ field: 'Idempotency-Key', message: 'must be at most 255 characters' }])
+    assert.equal(await ordersOf(product.id), 0)
+  })
+
   test('an expired key (over 24 h) is as good as new', async () => {
     const product = await createProduct(app, admin, { stock: 5 })
     const key = newKey()
