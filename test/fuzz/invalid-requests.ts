@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { breakersOf, type Breaker } from './invalid-values.js'
+import { atLeastOneOf, withoutAllOf } from './schema-arbitrary.js'
 import type { Operation, Schema } from './openapi-operations.js'
 import { validRequest, type GeneratedRequest } from './request-arbitrary.js'
 
@@ -53,7 +54,8 @@ function removeMembers (names: string[]): Edit {
 const broken = (breakers: Breaker[], make: (value: unknown) => Edit, field: string) =>
   fc.oneof(...breakers.map((b) => b.value.map((value) => ({ edit: make(value), field, rule: `${field}: ${b.rule} (${JSON.stringify(value)?.slice(0, 60)})` }))))
 
-function targetsOf (op: Operation, bodySchema: Schema | undefined): Target[] {
+function targetsOf (op: Operation, body: Schema | undefined): Target[] {
+  const bodySchema = body === undefined ? undefined : withoutAllOf(body)
   const targets: Target[] = []
   const independent = () => false
   for (const p of op.parameters) {
@@ -72,7 +74,7 @@ function targetsOf (op: Operation, bodySchema: Schema | undefined): Target[] {
     if (required.includes(name)) options.push(fc.constant({ edit: removeMembers([name]), field: name, rule: `${name}: missing` }))
     if (options.length === 0) continue
     memberTargets.add(name)
-    targets.push({ name, excludes: (o) => o.name === '(body)' || (o.name === '(none of)' && (bodySchema['x-require-one-of'] ?? []).includes(name)), edit: fc.oneof(...options) })
+    targets.push({ name, excludes: (o) => o.name === '(body)' || (o.name === '(none of)' && atLeastOneOf(bodySchema).includes(name)), edit: fc.oneof(...options) })
   }
   if (bodySchema.additionalProperties === false) {
     targets.push({
@@ -82,7 +84,7 @@ function targetsOf (op: Operation, bodySchema: Schema | undefined): Target[] {
         fc.jsonValue({ maxDepth: 1 }).map((value) => ({ edit: setMember(name, value), field: name, rule: `${name}: unknown member` })))
     })
   }
-  const oneOf: string[] = bodySchema['x-require-one-of'] ?? []
+  const oneOf = atLeastOneOf(bodySchema)
   if (oneOf.length > 0) {
     targets.push({
       name: '(none of)',

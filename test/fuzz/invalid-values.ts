@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { Schema } from './openapi-operations.js'
-import { assertUnderstood, blankText, ID_PATTERN, MAX_ID, NON_BLANK, nonBlankText, PRINTABLE_KEY_PATTERN } from './schema-arbitrary.js'
+import { assertUnderstood, blankText, ID_PATTERN, MAX_ID, NON_BLANK, nonBlankText, PRINTABLE_KEY_PATTERN, withoutAllOf } from './schema-arbitrary.js'
 
 // Values that break one field's schema, each labelled with the rule it breaks. A value's place
 // decides its form: a body member is any JSON value, a path or query parameter is always a
@@ -48,8 +48,9 @@ function accepts (types: string[], value: unknown): boolean {
 }
 
 /** The ways to break a value of this schema at this place (empty when nothing breaks it). */
-export function breakersOf (schema: Schema, place: Place, where = 'schema'): Breaker[] {
-  assertUnderstood(schema, where)
+export function breakersOf (original: Schema, place: Place, where = 'schema'): Breaker[] {
+  assertUnderstood(original, where)
+  const schema = withoutAllOf(original)
   const types = typesOf(schema)
   const list: Breaker[] = []
   const type = types.find((t) => t !== 'null')

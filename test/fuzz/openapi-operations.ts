@@ -2,6 +2,8 @@
 // every `$ref` replaced by the schema it names, so the rest of the fuzzer never sees a reference
 // (the document may write a schema inline or as a named component; both read the same here).
 
+import { withoutAllOf } from './schema-arbitrary.js'
+
 export type Schema = Record<string, any>
 
 export interface Parameter {
@@ -112,7 +114,7 @@ export function operationsOf (doc: Schema): Operation[] {
 export function documentedCodes (op: Operation, status: number): string[] {
   const codes = new Set<string>()
   for (const schema of Object.values(op.responses[String(status)]?.media ?? {})) {
-    for (const code of schema.properties?.code?.enum ?? []) codes.add(code)
+    for (const code of withoutAllOf(schema).properties?.code?.enum ?? []) codes.add(code)
   }
   return [...codes]
 }

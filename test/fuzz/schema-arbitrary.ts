@@ -12,7 +12,7 @@ const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'def
 /** Keywords the converter understands. */
 const CONSTRAINTS = new Set([
   'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'minLength', 'maxLength', 'pattern',
-  'enum', 'const', 'minimum', 'maximum', 'format', 'anyOf', 'oneOf', 'minProperties', 'nullable',
+  'enum', 'const', 'minimum', 'maximum', 'format', 'anyOf', 'oneOf', 'allOf', 'minProperties', 'nullable',
   // The document's own keywords (see src/http/validation.ts).
   'x-well-formed', 'x-int64-id', 'x-cursor', 'x-require-one-of'
 ])
@@ -42,7 +42,34 @@ export function assertUnderstood (schema: Schema, where: string): void {
   for (const [name, sub] of Object.entries<Schema>(schema.properties ?? {})) assertUnderstood(sub, `${where}.${name}`)
   if (typeof schema.additionalProperties === 'object') assertUnderstood(schema.additionalProperties, `${where}.*`)
   if (schema.items !== undefined) assertUnderstood(schema.items, `${where}[]`)
-  for (const key of ['anyOf', 'oneOf']) (schema[key] ?? []).forEach((sub: Schema, i: number) => assertUnderstood(sub, `${where}.${key}[${i}]`))
+  for (const key of ['anyOf', 'oneOf', 'allOf']) (schema[key] ?? []).forEach((sub: Schema, i: number) => assertUnderstood(sub, `${where}.${key}[${i}]`))
+}
+
+/**
+ * The schema with its `allOf` folded in: one schema that says what all the parts say (members'
+ * rules merged, required lists joined). The document narrows a shared shape this way (an error
+ * body whose `code` is one of an operation's codes).
+ */
+export function withoutAllOf (schema: Schema): Schema {
+  if (schema.allOf === undefined) return schema
+  const { allOf, ...rest } = schema
+  return (allOf as Schema[]).map(withoutAllOf).reduce<Schema>((merged, part) => {
+    const properties: Record<string, Schema> = { ...merged.properties }
+    for (const [name, sub] of Object.entries<Schema>(part.properties ?? {})) properties[name] = { ...properties[name], ...sub }
+    const required = [...new Set([...(merged.required ?? []), ...(part.required ?? [])])]
+    return { ...merged, ...part, ...(Object.keys(properties).length > 0 ? { properties } : {}), ...(required.length > 0 ? { required } : {}) }
+  }, rest)
+}
+
+/**
+ * The members of which an object must carry at least one: `anyOf` whose branches each only
+ * require one member (`anyOf: [{required: [a]}, {required: [b]}]`), or the older `x-require-one-of`.
+ */
+export function atLeastOneOf (schema: Schema): string[] {
+  if (Array.isArray(schema['x-require-one-of'])) return schema['x-require-one-of']
+  const branches: Schema[] | undefined = schema.anyOf
+  if (branches === undefined || !branches.every((b) => Object.keys(b).length === 1 && Array.isArray(b.required) && b.required.length === 1)) return []
+  return branches.map((b) => b.required[0] as string)
 }
 
 // ---- strings ---------------------------------------------------------------------------------
@@ -132,10 +159,12 @@ function typesOf (schema: Schema): string[] | undefined {
 }
 
 /** An arbitrary producing values that the schema accepts. */
-export function validArbitrary (schema: Schema, options: ArbitraryOptions = {}, where = 'schema'): fc.Arbitrary<unknown> {
-  assertUnderstood(schema, where)
+export function validArbitrary (original: Schema, options: ArbitraryOptions = {}, where = 'schema'): fc.Arbitrary<unknown> {
+  assertUnderstood(original, where)
+  const schema = withoutAllOf(original)
   if ('const' in schema) return fc.constant(schema.const)
   if (schema.enum !== undefined) return fc.constantFrom(...(schema.enum as unknown[]))
+  if (schema.type === 'object' && atLeastOneOf(schema).length > 0) return objectArbitrary(schema, options, where)
   for (const key of ['anyOf', 'oneOf'] as const) {
     if (schema[key] !== undefined) {
       const { [key]: branches, ...rest } = schema
@@ -169,7 +198,7 @@ function objectArbitrary (schema: Schema, options: ArbitraryOptions, where: stri
     const present = required.includes(name) || omit === 0 ? fc.constant(true) : fc.nat(omit - 1).map((n) => n !== 0)
     return fc.tuple(fc.constant(name), present, arbitrary)
   })
-  const atLeastOne: string[] = schema['x-require-one-of'] ?? []
+  const atLeastOne = atLeastOneOf(schema)
   const minProperties: number = schema.minProperties ?? 0
   return fc.tuple(fc.tuple(...members), fc.nat()).map(([entries, pick]) => {
     const value: Record<string, unknown> = {}
