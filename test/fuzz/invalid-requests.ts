@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { breakersOf, type Breaker } from './invalid-values.js'
-import { atLeastOneOf, withoutAllOf } from './schema-arbitrary.js'
+import { atLeastOneOf, PRINTABLE_KEY_PATTERN, withoutAllOf } from './schema-arbitrary.js'
 import type { Operation, Schema } from './openapi-operations.js'
 import { validRequest, type GeneratedRequest } from './request-arbitrary.js'
 
@@ -30,7 +30,7 @@ interface Target {
 
 const UNKNOWN_MEMBERS = ['role', 'isAdmin', 'admin', 'authorId', 'password_hash', 'zz', 'Title', 'NAME', 'e-mail', 'constructor', 'toString', '$where', 'a.b', '']
 
-function setPart (part: 'path' | 'query', name: string, value: unknown): Edit {
+function setPart (part: 'path' | 'query' | 'headers', name: string, value: unknown): Edit {
   return (r) => ({ ...r, [part]: { ...r[part], [name]: value } })
 }
 
@@ -59,6 +59,16 @@ function targetsOf (op: Operation, body: Schema | undefined): Target[] {
   const targets: Target[] = []
   const independent = () => false
   for (const p of op.parameters) {
+    if (p.in === 'header') {
+      // Header values stay visible ASCII or Latin-1, as they would over a real connection; the
+      // field is the header's name written the usual way (Idempotency-Key).
+      const field = p.name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase())
+      const breakers: Breaker[] = []
+      if (p.schema.maxLength !== undefined) breakers.push({ rule: 'too long', value: fc.integer({ min: p.schema.maxLength + 1, max: p.schema.maxLength + 20 }).map((n) => 'k'.repeat(n)) })
+      if (p.schema.pattern === PRINTABLE_KEY_PATTERN) breakers.push({ rule: 'not printable ASCII', value: fc.constantFrom('caf\u00e9', '\u00ff', 'a\u00a0b') })
+      if (breakers.length > 0) targets.push({ name: field, excludes: independent, edit: broken(breakers, (v) => setPart('headers', p.name, v), field) })
+      continue
+    }
     if (p.in !== 'path' && p.in !== 'query') continue
     const breakers = breakersOf(p.schema, p.in, `${op.key} ${p.in} ${p.name}`)
     if (breakers.length > 0) targets.push({ name: p.name, excludes: independent, edit: broken(breakers, (v) => setPart(p.in as 'path' | 'query', p.name, v), p.name) })
