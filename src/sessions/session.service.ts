@@ -36,6 +36,21 @@ export async function verifyCredentials (db: Db, config: Config, email: string, 
   return { user, headers: attempt.headers(false), succeeded: attempt.succeeded }
 }
 
+/**
+ * The current password of a logged-in user who changes it. A wrong one counts as a failed
+ * log-in for that e-mail, under the same limits, but is answered as 400 on the field
+ * `currentPassword`: the caller is authenticated, and a 401 would make client libraries drop
+ * the session.
+ */
+export async function verifyCurrentPassword (db: Db, config: Config, email: string, password: string, client: string): Promise<VerifiedCredentials> {
+  try {
+    return await verifyCredentials(db, config, email, password, client)
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'INVALID_CREDENTIALS') throw error
+    throw new ApiError('VALIDATION_ERROR', { errors: [{ field: 'currentPassword', message: 'is not your current password' }], headers: error.headers })
+  }
+}
+
 export function sessionRepresentation (token: string, expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
   return {
     token,

@@ -10,7 +10,7 @@ import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
-import { verifyCredentials } from '../sessions/session.service.js'
+import { verifyCurrentPassword } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
 import { countPostsByAuthor, deleteUser, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
 import { toUserPrivate, toUserPublic } from './user.representation.js'
@@ -120,11 +120,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['users'],
       summary: 'Change your password',
-      description: 'Needs the current password (a wrong one is 401 INVALID_CREDENTIALS and counts as a failed log-in). Every other session of the user is revoked; this one stays.',
+      description: 'Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays.',
       security,
       params: IdParams,
       body: PasswordChangeBody,
-      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'INVALID_CREDENTIALS', 'TOO_MANY_REQUESTS') }
+      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'TOO_MANY_REQUESTS') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
@@ -133,7 +133,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ...guardOf(request, id),
       // Checking and hashing passwords is slow: done before the transaction, never under the lock.
       prepare: async (user) => {
-        const { succeeded } = await verifyCredentials(db, app.config, user.email, currentPassword, request.ip)
+        const { succeeded } = await verifyCurrentPassword(db, app.config, user.email, currentPassword, request.ip)
         return { succeeded, passwordHash: await hashPassword(newPassword) }
       },
       write: async (trx, _user, { succeeded, passwordHash }) => {

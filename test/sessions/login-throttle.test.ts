@@ -85,7 +85,7 @@ describe('log-in throttling per e-mail', () => {
   test('a wrong currentPassword on PUT /users/{id}/password counts as a failed log-in', async () => {
     const user = await createUser(app)
     const change = (currentPassword: string) => app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: user.auth, payload: { currentPassword, newPassword: 'a new password' }, remoteAddress: newClient() })
-    for (let i = 0; i < 3; i++) assertError(await change('wrong password'), 401, 'INVALID_CREDENTIALS')
+    for (let i = 0; i < 3; i++) assertError(await change('wrong password'), 400, 'VALIDATION_ERROR', ['currentPassword'])
     assertThrottled(await change(user.password))
     assertThrottled(await logIn(user.email, user.password, newClient()))
   })

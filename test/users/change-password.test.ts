@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser, login } from '../helper.js'
 
-// PUT /v1/users/{id}/password: self only; the current password is checked (401
-// INVALID_CREDENTIALS); on success every other session of the user is revoked, this one stays.
+// PUT /v1/users/{id}/password: self only; the current password is checked (a wrong one is 400
+// VALIDATION_ERROR on `currentPassword`, never a 401: the caller is logged in); on success every
+// other session of the user is revoked, this one stays.
 
 const { app, close } = await buildTestApp()
 after(close)
@@ -45,13 +46,14 @@ describe('PUT /v1/users/{id}/password', () => {
     assert.equal((await logIn(user.email, '  spaced out  ')).statusCode, 201)
   })
 
-  test('a wrong currentPassword is 401 INVALID_CREDENTIALS and changes nothing', async () => {
+  test('a wrong currentPassword is 400 VALIDATION_ERROR on currentPassword alone and changes nothing', async () => {
     const user = await createUser(app)
     const other = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
     for (const wrong of ['wrong password', `${user.password} `, user.password.toUpperCase()]) {
       const res = await change(user.id, { currentPassword: wrong, newPassword: NEW }, user.auth)
-      assertError(res, 401, 'INVALID_CREDENTIALS')
-      assert.equal(res.json().message, 'The e-mail address or password is incorrect.')
+      assertError(res, 400, 'VALIDATION_ERROR', ['currentPassword'])
+      assert.deepEqual(res.json().errors, [{ field: 'currentPassword', message: 'is not your current password' }])
+      assert.equal(res.headers['www-authenticate'], undefined)
     }
     assert.equal((await current(user.auth)).statusCode, 200, 'the caller stays logged in')
     assert.equal((await current(other)).statusCode, 200)
@@ -120,5 +122,14 @@ describe('PUT /v1/users/{id}/password', () => {
     assert.equal(res.json().message, 'You do not have permission to perform this action.')
     assert.equal((await logIn(victim.email, victim.password)).statusCode, 201)
     assert.equal((await current(victim.auth)).statusCode, 200)
+  })
+
+  test('the OpenAPI document lists 400 VALIDATION_ERROR and no INVALID_CREDENTIALS for the operation', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const responses = doc.paths['/v1/users/{id}/password'].put.responses
+    const codes = (status: string): string[] => [...responses[status].content['application/json'].schema.properties.code.enum].sort()
+    assert.ok(codes('400').includes('VALIDATION_ERROR'))
+    assert.deepEqual(codes('401'), ['AUTHENTICATION_REQUIRED'])
+    assert.ok(!JSON.stringify(responses).includes('INVALID_CREDENTIALS'))
   })
 })
