@@ -35,6 +35,16 @@ function requesterOf (user: CurrentUser, order: OrderRow): Requester {
   return { isOwner: order.user_id === user.id, isAdmin: isAdmin(user) }
 }
 
+/**
+ * The caller as the requester of an order it may see; an order it may not see (someone else's)
+ * is 404 ORDER_NOT_FOUND, the same answer as a missing one, so its existence is not revealed.
+ */
+function requireVisible (user: CurrentUser, order: OrderRow): Requester {
+  const requester = requesterOf(user, order)
+  if (!canRead(requester)) throw new ApiError('ORDER_NOT_FOUND')
+  return requester
+}
+
 async function sendCreated (reply: FastifyReply, order: OrderType, replayed: boolean): Promise<FastifyReply> {
   if (replayed) void reply.header(REPLAYED_HEADER, 'true')
   return await reply.code(201).header('location', `/v1/orders/${order.id}`).header('etag', etagOf(order)).send(order)
@@ -89,12 +99,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       security,
       params: IdParams,
       headers: IfNoneMatchHeaders,
-      response: { 200: WithTag, 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'ORDER_NOT_FOUND', 'ACCESS_DENIED') }
+      description: 'Someone else\'s order is 404 ORDER_NOT_FOUND, as if it did not exist.',
+      response: { 200: WithTag, 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'ORDER_NOT_FOUND') }
     }
   }, async (request, reply) => {
     const row = await findOrderById(db, BigInt(request.params.id))
     if (row === undefined) throw new ApiError('ORDER_NOT_FOUND')
-    if (!canRead(requesterOf(currentUser(request), row))) throw new ApiError('ACCESS_DENIED')
+    requireVisible(currentUser(request), row)
     return await sendTagged(request, reply, toOrder(row))
   })
 
@@ -105,7 +116,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Cancel or ship an order',
       description: '`{"status": "CANCELED"}`: the owner or an admin, while the order is PAID (else 409 ORDER_CANNOT_CANCEL); the ' +
         'units go back to stock. `{"status": "SHIPPED"}`: an admin, from PAID (else 409 ORDER_CANNOT_SHIP). Other members of ' +
-        'the representation are read-only: accepted and ignored. Checks run in this order: 404, 403, 412 (If-Match), 409.',
+        'the representation are read-only: accepted and ignored. Someone else\'s order is 404 ORDER_NOT_FOUND, as if it did not exist. ' +
+        'Checks run in this order: 404, 403, 412 (If-Match), 409.',
       security,
       params: IdParams,
       headers: IfMatchHeaders,
@@ -122,7 +134,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await guardedWrite(request, reply, {
       lock: async (executor) => await lockOrder(executor, dialect, id),
       notFound: 'ORDER_NOT_FOUND',
-      authorize: (order) => { authorizeTransition(target, requesterOf(user, order)) },
+      authorize: (order) => { authorizeTransition(target, requireVisible(user, order)) },
       representation: toOrder,
       write: async (trx, order) => await moveOrder(trx, order, target)
     })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
-import { BAD_IDS, createProduct, GENERIC_FORBIDDEN, placeOrder } from '../products/fixtures.js'
+import { BAD_IDS, createProduct, placeOrder } from '../products/fixtures.js'
 
 const { app, close } = await buildTestApp()
 after(close)
@@ -40,13 +40,26 @@ describe('GET /v1/orders/{id}', () => {
     assert.notEqual(fresh.headers.etag, etag)
   })
 
-  test('another user: 403 ACCESS_DENIED with the generic message', async () => {
+  test('another user: 404 ORDER_NOT_FOUND, exactly as for an order that does not exist', async () => {
     const res = await get(order.id, stranger.auth)
-    assertError(res, 403, 'ACCESS_DENIED')
-    assert.equal(res.json().message, GENERIC_FORBIDDEN)
+    assertError(res, 404, 'ORDER_NOT_FOUND')
     // A matching If-None-Match does not get around the check.
     const etag = String((await get(order.id, owner.auth)).headers.etag)
-    assertError(await get(order.id, { ...stranger.auth, 'if-none-match': etag }), 403, 'ACCESS_DENIED')
+    assertError(await get(order.id, { ...stranger.auth, 'if-none-match': etag }), 404, 'ORDER_NOT_FOUND')
+  })
+
+  test('probing ids reveals nothing: someone else\'s order and a missing one answer the same bytes', async () => {
+    const withoutRequestId = (body: string) => body.replace(/"requestId":"[^"]*"/, '')
+    const missing = 9_000_000_000 + order.id
+    const variants: Array<Record<string, string>> = [{}, { 'if-none-match': '*' }, { accept: 'application/problem+json' }]
+    for (const headers of variants) {
+      const theirs = await get(order.id, { ...stranger.auth, ...headers })
+      const none = await get(missing, { ...stranger.auth, ...headers })
+      assert.equal(theirs.statusCode, none.statusCode)
+      assert.equal(theirs.headers['content-type'], none.headers['content-type'])
+      assert.equal(theirs.headers.etag, undefined)
+      assert.equal(withoutRequestId(theirs.body), withoutRequestId(none.body))
+    }
   })
 
   test('an unknown order: 404 ORDER_NOT_FOUND, for anyone (existence is checked before permission)', async () => {

@@ -22,10 +22,10 @@ describe('PATCH /v1/orders/{id} {"status": "SHIPPED"}', () => {
     assert.equal(await stockOf(app, product.id), stock)
   })
 
-  test('the owner (not an admin) cannot ship: 403; nor can anyone else', async () => {
+  test('the owner (not an admin) cannot ship: 403; anyone else does not see the order: 404', async () => {
     const order = await placeOrder(app, owner, product.id, 1)
     assertError(await patchOrder(app, owner, order.id, { status: 'SHIPPED' }), 403, 'ACCESS_DENIED')
-    assertError(await patchOrder(app, stranger, order.id, { status: 'SHIPPED' }), 403, 'ACCESS_DENIED')
+    assertError(await patchOrder(app, stranger, order.id, { status: 'SHIPPED' }), 404, 'ORDER_NOT_FOUND')
     assert.equal(await statusOf(order.id), 'PAID')
   })
 

@@ -34,7 +34,7 @@ const expected: Array<[string, string, string, boolean, Record<string, string[]>
     400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 404: ['PRODUCT_NOT_FOUND'], 409: ['IDEMPOTENCY_KEY_IN_USE', 'NOT_ENOUGH_STOCK', 'PRODUCT_NOT_ON_SALE'],
     413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], 422: ['IDEMPOTENCY_KEY_REUSED'], ...ALWAYS
   }],
-  ['/v1/orders/{id}', 'get', 'orders', true, { 400: ['VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['ORDER_NOT_FOUND'], ...ALWAYS }],
+  ['/v1/orders/{id}', 'get', 'orders', true, { 400: ['VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 404: ['ORDER_NOT_FOUND'], ...ALWAYS }],
   ['/v1/orders/{id}', 'patch', 'orders', true, {
     400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['ORDER_NOT_FOUND'], 409: ['ORDER_CANNOT_CANCEL', 'ORDER_CANNOT_SHIP'],
     412: ['PRECONDITION_FAILED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS
