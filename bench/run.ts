@@ -240,10 +240,10 @@ function verdicts (database: string, rows: Row[], burst: Burst | undefined, high
   const readGoal = database === 'PostgreSQL' ? 0.80 : 0.85
   for (const r of rows) {
     const ratio = median(r.ratios)
-    if (r.route.kind === 'read') check(`${r.route.name} ≥ ${readGoal.toFixed(2)}× floor`, ratio >= readGoal, `${ratio.toFixed(2)}×`)
+    if (r.route.kind === 'read') check(`${r.route.name} ≥ ${readGoal.toFixed(2)}× floor`, ratio >= readGoal, `${ratio.toFixed(3)}×`)
     if (r.route.kind === 'write') {
       if (database === 'PostgreSQL') lines.push(`info  ${database}: ${r.route.name} ${ratio.toFixed(2)}× floor (no goal set on PostgreSQL)`)
-      else check(`${r.route.name} ≥ 0.70× floor`, ratio >= 0.70, `${ratio.toFixed(2)}×`)
+      else check(`${r.route.name} ≥ 0.70× floor`, ratio >= 0.70, `${ratio.toFixed(3)}×`)
     }
   }
   const first = rows.find((r) => r.route.key === 'list')
