@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -98,6 +98,57 @@ export async function startPrivatePostgres (): Promise<PrivatePostgres> {
         try { for (const pid of family()) process.kill(pid, 'SIGCONT') } catch { /* already gone */ }
         try { stop('immediate') } catch { /* already stopped */ }
       }
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+export const pgbouncerMissing: string | undefined = spawnSync('pgbouncer', ['--version'], { stdio: 'ignore' }).error !== undefined
+  ? 'pgbouncer is not on the PATH (apt-get install pgbouncer)'
+  : undefined
+
+export interface PgBouncer {
+  /** postgres://… through PgBouncer, to the database `postgres`. */
+  url: string
+  log: () => string
+  stop: () => void
+}
+
+/**
+ * PgBouncer in transaction mode in front of a private cluster, with the settings this service
+ * needs: pg sends statement_timeout as a start-up parameter, which PgBouncer refuses unless told
+ * to ignore it, so the limit is set on the database instead (the caller does that).
+ */
+export async function startPgBouncer (pg: PrivatePostgres, options: { ignoreStatementTimeout: boolean }): Promise<PgBouncer> {
+  const dir = mkdtempSync(join(tmpdir(), 'api-pgbouncer-'))
+  const port = await freePort()
+  const ini = join(dir, 'pgbouncer.ini')
+  writeFileSync(ini, [
+    '[databases]',
+    `postgres = host=127.0.0.1 port=${pg.port} dbname=postgres`,
+    '[pgbouncer]',
+    'listen_addr = 127.0.0.1',
+    `listen_port = ${port}`,
+    `unix_socket_dir = ${dir}`,
+    'auth_type = trust',
+    `auth_file = ${join(dir, 'users.txt')}`,
+    'pool_mode = transaction',
+    'max_client_conn = 200',
+    'default_pool_size = 10',
+    ...(options.ignoreStatementTimeout ? ['ignore_startup_parameters = statement_timeout'] : []),
+    `logfile = ${join(dir, 'log')}`,
+    `pidfile = ${join(dir, 'pid')}`
+  ].join('\n') + '\n')
+  writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n')
+  if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir])
+  run(['pgbouncer', '-d', ini])
+  for (let i = 0; i < 100 && !existsSync(join(dir, 'pid')); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    log: () => existsSync(join(dir, 'log')) ? readFileSync(join(dir, 'log'), 'utf8') : '',
+    stop: () => {
+      try { process.kill(pid, 'SIGTERM') } catch { /* already gone */ }
       rmSync(dir, { recursive: true, force: true })
     }
   }

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import pg from 'pg'
+import { startServer, type ServerProcess } from '../server/process.js'
+import { allOrders, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
+import { attempt, json } from './load.js'
+import { pgbouncerMissing, skipWithoutPostgres, startPgBouncer, startPrivatePostgres, type PgBouncer, type PrivatePostgres } from './private-postgres.js'
+
+// PgBouncer in transaction mode between the service and PostgreSQL: with statement_timeout
+// ignored as a start-up parameter (and set on the database instead) the service migrates,
+// serves, and keeps its races exact; without that setting it cannot connect at all.
+
+const skip = skipWithoutPostgres !== false ? skipWithoutPostgres : pgbouncerMissing !== undefined && process.env.CI === undefined ? pgbouncerMissing : false
+
+describe('behind PgBouncer (transaction pooling)', { skip, timeout: 120_000 }, () => {
+  let cluster: PrivatePostgres
+  const bouncers: PgBouncer[] = []
+  const servers: ServerProcess[] = []
+
+  before(async () => {
+    cluster = await startPrivatePostgres()
+    const client = new pg.Client({ connectionString: cluster.url })
+    await client.connect()
+    await client.query("ALTER DATABASE postgres SET statement_timeout = '4s'")
+    await client.end()
+  })
+  after(async () => {
+    for (const server of servers) {
+      if (server.child.exitCode === null) {
+        server.child.kill('SIGTERM')
+        await server.exit()
+      }
+    }
+    for (const bouncer of bouncers) bouncer.stop()
+    cluster?.destroy()
+  })
+
+  test('without ignore_startup_parameters: start-up fails, naming the database', async () => {
+    const bouncer = await startPgBouncer(cluster, { ignoreStatementTimeout: false })
+    bouncers.push(bouncer)
+    const server = startServer({ DATABASE_URL: bouncer.url })
+    servers.push(server)
+    assert.notEqual(await server.exit(), 0)
+    assert.match(server.stdout() + bouncer.log(), /unsupported startup parameter: statement_timeout/)
+  })
+
+  test('with it: migrations, 2 instances, exact stock and idempotency races', async () => {
+    const bouncer = await startPgBouncer(cluster, { ignoreStatementTimeout: true })
+    bouncers.push(bouncer)
+    const env = { DATABASE_URL: bouncer.url, ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'root password', SHUTDOWN_GRACE_MS: '0' }
+    const first = startServer(env)
+    servers.push(first)
+    const second = startServer(env)
+    servers.push(second)
+    const bases = [await first.listening(), await second.listening()]
+    const admin = await logIn(bases[0]!, 'root@example.com', 'root password')
+    const buyer = await signUpAndLogIn(bases[1]!, 'bouncer@example.com')
+    const productId = await createProduct(bases[0]!, admin, 10)
+    const orders = await Promise.all(Array.from({ length: 30 }, async (_, i) =>
+      await attempt('order', `${bases[i % 2]}/v1/orders`, json({ productId, quantity: 1 }, buyer.auth))))
+    assert.equal(orders.filter((o) => o.status === 201).length, 10)
+    assert.equal(orders.filter((o) => o.status === 409).length, 20)
+    assert.equal(await productStock(bases[1]!, productId), 0)
+
+    const other = await createProduct(bases[0]!, admin, 100)
+    const keyed = await Promise.all(Array.from({ length: 10 }, async (_, i) =>
+      await attempt('order', `${bases[i % 2]}/v1/orders`, json({ productId: other, quantity: 2 }, { ...buyer.auth, 'idempotency-key': 'bounced' }))))
+    for (const o of keyed) assert.ok(o.status === 201 || o.status === 409, String(o.status))
+    assert.equal(await productStock(bases[0]!, other), 98)
+    assert.equal((await allOrders(bases[1]!, buyer.id, buyer.auth)).length, 11)
+
+    // The database-side limit still applies through PgBouncer.
+    const client = new pg.Client({ connectionString: bouncer.url })
+    await client.connect()
+    assert.equal((await client.query('show statement_timeout')).rows[0].statement_timeout, '4s')
+    await client.end()
+  })
+})
