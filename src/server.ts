@@ -23,7 +23,13 @@ const database = openDatabase(config.databaseUrl)
 const app = await buildApp({ config, database })
 
 try {
-  await migrateToLatest(database.db, database.dialect)
+  // Migrations on a connection of their own, without the per-query time limits (see openDatabase).
+  const migrations = openDatabase(config.databaseUrl, { queryLimits: false })
+  try {
+    await migrateToLatest(migrations.db, migrations.dialect)
+  } finally {
+    await migrations.db.destroy()
+  }
   if (config.adminEmail !== undefined && config.adminPassword !== undefined) {
     const outcome = await ensureAdmin(database.db, config.adminEmail, config.adminPassword)
     app.log.info({ outcome }, 'admin account ready')

@@ -105,7 +105,7 @@ class GuardedClient extends pg.Client {
   }
 }
 
-function openPostgres (url: string): Kysely<Database> {
+function openPostgres (url: string, limits: boolean): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     Client: GuardedClient,
@@ -114,8 +114,7 @@ function openPostgres (url: string): Kysely<Database> {
     // also bounds the wait for a free client when every one is busy.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30000,
-    statement_timeout: STATEMENT_TIMEOUT_MS,
-    query_timeout: QUERY_TIMEOUT_MS,
+    ...(limits ? { statement_timeout: STATEMENT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
@@ -127,9 +126,14 @@ function openPostgres (url: string): Kysely<Database> {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
-export function openDatabase (databaseUrl: string): DatabaseHandle {
+/**
+ * Opens the database. `queryLimits: false` (PostgreSQL) drops the statement and query time
+ * limits, for schema migrations only: building an index on a large table may take minutes,
+ * where a request's query must not take seconds.
+ */
+export function openDatabase (databaseUrl: string, { queryLimits = true }: { queryLimits?: boolean } = {}): DatabaseHandle {
   if (databaseUrl.startsWith('file:')) {
     return { db: openSqlite(databaseUrl.slice('file:'.length)), dialect: 'sqlite' }
   }
-  return { db: openPostgres(databaseUrl), dialect: 'postgres' }
+  return { db: openPostgres(databaseUrl, queryLimits), dialect: 'postgres' }
 }
