@@ -8,7 +8,7 @@ import { pgbouncerMissing, skipWithoutPostgres, startPgBouncer, startPrivatePost
 
 // PgBouncer in transaction mode between the service and PostgreSQL: with statement_timeout
 // ignored as a start-up parameter (and set on the database instead) the service migrates,
-// serves, and keeps its races exact; without that setting it cannot connect at all.
+// serves, and keeps its races exact; without that setting no request can reach the database.
 
 const skip = skipWithoutPostgres !== false ? skipWithoutPostgres : pgbouncerMissing !== undefined && process.env.CI === undefined ? pgbouncerMissing : false
 
@@ -35,13 +35,19 @@ describe('behind PgBouncer (transaction pooling)', { skip, timeout: 120_000 }, (
     cluster?.destroy()
   })
 
-  test('without ignore_startup_parameters: start-up fails, naming the database', async () => {
+  test('without ignore_startup_parameters: every connection of the service is refused (readiness 503)', async () => {
     const bouncer = await startPgBouncer(cluster, { ignoreStatementTimeout: false })
     bouncers.push(bouncer)
-    const server = startServer({ DATABASE_URL: bouncer.url })
+    // Migrations connect without the time limits, so start-up gets as far as listening; every
+    // request's connection carries statement_timeout and is refused.
+    const server = startServer({ DATABASE_URL: bouncer.url, SHUTDOWN_GRACE_MS: '0' })
     servers.push(server)
-    assert.notEqual(await server.exit(), 0)
-    assert.match(server.stdout() + bouncer.log(), /unsupported startup parameter: statement_timeout/)
+    const base = await server.listening()
+    const ready = await fetch(`${base}/health/ready`)
+    assert.equal(ready.status, 503)
+    assert.match(bouncer.log(), /unsupported startup parameter: statement_timeout/)
+    server.child.kill('SIGTERM')
+    assert.equal(await server.exit(), 0)
   })
 
   test('with it: migrations, 2 instances, exact stock and idempotency races', async () => {
