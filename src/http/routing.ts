@@ -34,7 +34,7 @@ export const routing = fp(async (app) => {
     return sendProblem(request, reply, new ApiError('NOT_FOUND'))
   }
 
-  // Routing is the first check (contract section 6): an unknown route or method is answered
+  // Routing is the first check (docs/decisions.md, HTTP): an unknown route or method is answered
   // before its body is read, so a bad body or content type cannot turn a 404/405 into a 400/415.
   // preParsing runs after every onRequest hook (request id, CORS, shutdown), before the parser.
   app.addHook('preParsing', async (request, reply) => {

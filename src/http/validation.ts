@@ -110,7 +110,7 @@ function valueAt (root: unknown, instancePath: string): unknown {
   return node
 }
 
-/** Turns Ajv's errors into the contract's `errors[]`: exactly one entry per failed field. */
+/** Turns Ajv's errors into the error body's `errors[]`: exactly one entry per failed field. */
 export function toFieldErrors (errors: ErrorObject[], rootName: string, data?: unknown): FieldError[] {
   const best = new Map<string, ErrorObject>()
   const rank = (e: ErrorObject) => { const i = PRIORITY.indexOf(e.keyword); return i === -1 ? PRIORITY.length : i }

@@ -4,7 +4,7 @@ import type { DialectName } from '../db/database.js'
 import type { Database, Db } from '../db/schema.js'
 import { ApiError, isApiError, type ErrorCode } from '../http/errors.js'
 
-// Idempotency-Key for POST /v1/orders (contract section 4.2).
+// Idempotency-Key for POST /v1/orders (docs/shop.md).
 //
 // The key's record and the work it guards live in ONE database transaction: the record is
 // inserted first (IN_PROGRESS), the work runs, and the record is completed (DONE, with the

@@ -1,7 +1,7 @@
 import { ApiError, type ErrorCode } from '../http/errors.js'
 import type { OrderStatus } from './order.table.js'
 
-// The order state machine (contract section 4.3), in one place. Handlers ask this module who
+// The order state machine (docs/shop.md), in one place. Handlers ask this module who
 // may request a move and whether the order, in its current state, can make it; they never
 // compare statuses themselves.
 //

@@ -34,7 +34,7 @@ export const authentication = fp(async (app) => {
 
 /**
  * onRequest hook for operations that need a logged-in caller: it runs before the body is read,
- * so an anonymous write is 401 whatever it sends (contract section 6, step 2).
+ * so an anonymous write is 401 whatever it sends (authentication comes before the request's shape).
  */
 export async function authenticate (request: FastifyRequest): Promise<void> {
   const header = request.headers.authorization
