@@ -55,7 +55,8 @@ describe('error bodies', () => {
       const body = (await app.inject({ ...request, headers: { ...('headers' in request ? request.headers : {}) } })).json()
       const entry = await app.inject({ method: 'GET', url: body.type })
       assert.equal(entry.statusCode, 200)
-      assert.deepEqual(entry.json(), { code: body.code, status: body.status, title: body.title, message: entry.json().message })
+      const { message, description, retryable } = entry.json()
+      assert.deepEqual(entry.json(), { code: body.code, status: body.status, title: body.title, message, description, retryable })
     }
   })
 

@@ -3,10 +3,10 @@ import { after, describe, test } from 'node:test'
 import { catalogue, errorCodes } from '../../src/http/errors.js'
 import { assertError, buildTestApp } from '../helper.js'
 
-// The catalogue (contract section 7): every code of the table, with the table's status, a
-// distinct stable title, and GET /errors/CODE answering its entry.
+// The catalogue: every code of the documented table (docs/api.md), with its status, a distinct
+// stable title, a description and whether it is retryable, and GET /errors/CODE answering its entry.
 
-// Copied by hand from CONTRACT.md section 7, so that a change to either side shows up here.
+// Copied by hand from the table in docs/api.md, so that a change to either side shows up here.
 const CONTRACT_TABLE: Record<string, number> = {
   VALIDATION_ERROR: 400,
   MALFORMED_JSON: 400,
@@ -65,7 +65,7 @@ describe('the error catalogue', () => {
     const entries = res.json() as Array<{ code: string, status: number, title: string, message: string }>
     assert.deepEqual(entries.map((e) => e.code).sort(), Object.keys(CONTRACT_TABLE).sort())
     for (const entry of entries) {
-      assert.deepEqual(Object.keys(entry).sort(), ['code', 'message', 'status', 'title'])
+      assert.deepEqual(Object.keys(entry).sort(), ['code', 'description', 'message', 'retryable', 'status', 'title'])
       assert.equal(entry.status, CONTRACT_TABLE[entry.code], entry.code)
     }
   })
@@ -79,7 +79,19 @@ describe('the error catalogue', () => {
       assert.equal(entry.code, code)
       assert.equal(entry.status, CONTRACT_TABLE[code])
       assert.equal(entry.title, catalogue[code as keyof typeof catalogue].title)
+      assert.equal(entry.description, catalogue[code as keyof typeof catalogue].description)
+      assert.equal(entry.retryable, catalogue[code as keyof typeof catalogue].retryable)
     }
+  })
+
+  test('every entry explains itself; exactly 429, 503 and IDEMPOTENCY_KEY_IN_USE are retryable', async () => {
+    const entries = (await app.inject({ method: 'GET', url: '/errors' })).json() as Array<{ code: string, status: number, description: string, retryable: boolean }>
+    for (const entry of entries) {
+      assert.ok(entry.description.trim().length >= 40, `${entry.code}: a description that says when and what to do`)
+      assert.notEqual(entry.description, catalogue[entry.code as keyof typeof catalogue].message, entry.code)
+    }
+    const retryable = entries.filter((e) => e.retryable).map((e) => e.code).sort()
+    assert.deepEqual(retryable, ['IDEMPOTENCY_KEY_IN_USE', 'SERVICE_UNAVAILABLE', 'TOO_MANY_REQUESTS'])
   })
 
   test('an unknown code is 404 NOT_FOUND, inherited object members and other spellings included', async () => {
