@@ -51,13 +51,18 @@ export async function verifyCurrentPassword (db: Db, config: Config, email: stri
   }
 }
 
-export function sessionRepresentation (token: string, expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
+/** A session as GET /v1/sessions/current shows it: never the token, which is sent once, at log-in. */
+export function currentSessionRepresentation (expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
   return {
-    token,
     tokenType: 'Bearer' as const,
     expiresAt: toIso(expiresAt),
     user: { id: user.id, email: user.email, name: user.name, role: user.role }
   }
+}
+
+/** The answer to a log-in: the only response that carries the token. */
+export function sessionRepresentation (token: string, expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
+  return { token, ...currentSessionRepresentation(expiresAt, user) }
 }
 
 export async function logIn (db: Db, config: Config, email: string, password: string, client: string) {
