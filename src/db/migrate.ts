@@ -3,6 +3,7 @@ import type { DialectName } from './database.js'
 import { usersAndSessions } from './migrations/001-users-and-sessions.js'
 import { posts } from './migrations/002-posts.js'
 import { shop } from './migrations/003-shop.js'
+import { idsWithinJsonRange } from './migrations/004-ids-within-json-range.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -10,7 +11,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
   return {
     '001-users-and-sessions': usersAndSessions(dialect),
     '002-posts': posts(dialect),
-    '003-shop': shop(dialect)
+    '003-shop': shop(dialect),
+    '004-ids-within-json-range': idsWithinJsonRange(dialect)
   }
 }
 
