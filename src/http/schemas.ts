@@ -1,12 +1,27 @@
-import { Type, type TSchema, type TString, type StringOptions } from '@sinclair/typebox'
-import { catalogue, type ErrorCode } from './errors.js'
+import { Type, type Static, type TSchema, type TString, type TUnsafe, type StringOptions } from '@sinclair/typebox'
+import { catalogue, errorCodes, type ErrorCode } from './errors.js'
 
-// Building blocks shared by every feature's schemas. The rules of contract section 8 are
+// Building blocks shared by every feature's schemas. The field rules (docs/api.md) are
 // expressed here once: "non-blank" is the standard `pattern: \S` (one character that is not white
 // space), and `x-well-formed` (an Ajv keyword, see validation.ts) refuses NUL characters and
 // unpaired surrogates, which the two databases would store differently or refuse.
 
 export const NON_BLANK = '\\S'
+
+/**
+ * Names a schema: with a `$id` it is registered once (app.addSchema, and the validator's Ajv),
+ * appears in the OpenAPI document under components.schemas by that name, and operations
+ * reference it with ref() instead of repeating it, so generated clients get named types.
+ */
+export function named<T extends TSchema> (id: string, schema: T): T {
+  return { ...schema, $id: id }
+}
+
+/** A reference to a named schema, typed as the schema itself; its examples go along to the operation. */
+export function ref<T extends TSchema> (schema: T, options: Record<string, unknown> = {}): TUnsafe<Static<T>> {
+  if (schema.$id === undefined) throw new Error('ref() needs a named schema')
+  return Type.Unsafe<Static<T>>({ $ref: schema.$id, ...(schema.examples === undefined ? {} : { examples: schema.examples }), ...options })
+}
 export const MAX_ID = 9223372036854775807n
 
 /** A user-supplied string: well-formed, non-blank, with the given limits (code points). */
@@ -14,8 +29,11 @@ export function Text (options: StringOptions = {}): TString {
   return Type.String({ pattern: NON_BLANK, 'x-well-formed': true, ...options })
 }
 
-/** An id as it appears in a representation: a 64-bit integer written as a JSON number. */
-export const Id = Type.Unsafe<bigint>({ type: 'integer', format: 'int64', minimum: 1, examples: [42] })
+/** The largest id the service issues (2^53 - 1): every JSON client reads it exactly. The database enforces it. */
+export const MAX_ISSUED_ID = Number.MAX_SAFE_INTEGER
+
+/** An id as it appears in a representation: an integer written as a JSON number, at most 2^53 - 1. */
+export const Id = Type.Unsafe<bigint>({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ISSUED_ID, examples: [42] })
 
 /** An id as it appears in a path or query: a decimal string, never parsed through floating point. */
 export function IdString (description = 'A resource id: a decimal integer from 1 to 9223372036854775807.'): TString {
@@ -31,35 +49,95 @@ export function ReadOnly (description: string): TSchema {
   return Type.Optional(Type.Unknown({ readOnly: true, description: `${description} Read-only: accepted and ignored.` }))
 }
 
-export const FieldErrorSchema = Type.Object({
-  field: Type.String({ description: 'The request field that failed: a body member, a path or a query parameter.' }),
-  message: Type.String()
-})
+export const FieldErrorSchema = named('FieldError', Type.Object({
+  field: Type.String({ description: 'The request field that failed: a body member (dotted path), a path or a query parameter, or `body` for the body as a whole.' }),
+  message: Type.String({ description: 'Why it failed, safe to show to a user.' })
+}, { description: 'One failed field of a VALIDATION_ERROR.', examples: [{ field: 'email', message: 'must be a valid e-mail address' }] }))
 
-function errorBody (codes: ErrorCode[]): TSchema {
-  return Type.Object({
-    type: Type.String({ description: 'Relative URI of the catalogue entry: /errors/CODE.' }),
-    title: Type.String({ description: 'Stable per code.' }),
-    status: Type.Integer(),
-    // One `enum` listing the codes (rather than a union of literals), which is what OpenAPI
-    // tools turn into an enumeration.
-    code: Type.Unsafe<ErrorCode>({ type: 'string', enum: codes, description: 'Stable, machine-readable reason; branch on it.' }),
-    message: Type.String({ description: 'Human-readable, safe to show to a user.' }),
-    requestId: Type.String(),
-    errors: Type.Optional(Type.Array(FieldErrorSchema, { description: 'Only with VALIDATION_ERROR: one entry per failed field.' }))
-  }, { description: codes.join(', ') })
+const problemMembers = {
+  type: Type.String({ description: 'Relative URI of the catalogue entry: /errors/CODE (GET it for the description).' }),
+  title: Type.String({ description: 'Stable per code.' }),
+  status: Type.Integer({ description: 'The HTTP status, repeated.' }),
+  code: Type.Unsafe<ErrorCode>({ type: 'string', enum: errorCodes, description: 'Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.' }),
+  message: Type.String({ description: 'Human-readable, safe to show to a user.' }),
+  requestId: Type.String({ description: 'Equal to the X-Request-Id header; quote it when reporting a problem.' })
 }
 
-// Every operation can answer these: a failure and an outage (or the server shutting down).
-const ALWAYS: ErrorCode[] = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE']
+/** Every error body: the code, a message, the request id; also an RFC 9457 problem object. */
+export const Problem = named('Problem', Type.Object({
+  ...problemMembers,
+  errors: Type.Optional(Type.Array(ref(FieldErrorSchema), { description: 'Only with VALIDATION_ERROR: one entry per failed field.' }))
+}, {
+  description: 'An error. Branch on `code`; `type` links the code\'s catalogue entry.',
+  examples: [{ type: '/errors/POST_NOT_FOUND', title: 'Post not found', status: 404, code: 'POST_NOT_FOUND', message: 'The post does not exist.', requestId: 'req-1' }]
+}))
+
+/** VALIDATION_ERROR: the error body with `errors[]`, one entry per failed field. */
+export const ValidationProblem = named('ValidationProblem', Type.Object({
+  ...problemMembers,
+  code: Type.Literal('VALIDATION_ERROR'),
+  errors: Type.Array(ref(FieldErrorSchema), { description: 'One entry per failed field (at most 50).' })
+}, {
+  description: 'A request that breaks field rules (see /errors/VALIDATION_ERROR).',
+  examples: [{
+    type: '/errors/VALIDATION_ERROR',
+    title: 'Validation error',
+    status: 400,
+    code: 'VALIDATION_ERROR',
+    message: 'The request has invalid fields.',
+    requestId: 'req-1',
+    errors: [{ field: 'email', message: 'must be a valid e-mail address' }]
+  }]
+}))
+
+// Headers of every response (see docs/api.md): the request id, and the general rate limit's
+// state while that limit is on (RATE_LIMIT_PER_MINUTE, on by default).
+export const COMMON_HEADERS = {
+  'x-request-id': Type.String({ description: 'The request id: the client\'s own when it sent a sane one (at most 128 printable ASCII characters), else one made by the server. Equal to `requestId` in an error body.' }),
+  ratelimit: Type.String({ description: 'The general rate limit\'s state for this client (IETF RateLimit header fields): `"default";r=REMAINING;t=SECONDS`. Absent when the limit is off.' }),
+  'ratelimit-policy': Type.String({ description: 'The general rate limit\'s policy: `"default";q=REQUESTS;w=60`. Absent when the limit is off.' })
+}
+export const RETRY_AFTER_HEADER = { 'retry-after': Type.String({ description: 'Seconds to wait before retrying.' }) }
+export const WWW_AUTHENTICATE_HEADER = { 'www-authenticate': Type.String({ description: 'The scheme to use: `Bearer realm="api"`.' }) }
+
+/** Headers each error status sends on top of the common ones. */
+function errorHeaders (status: number): Record<string, TSchema> {
+  if (status === 401) return { ...COMMON_HEADERS, ...WWW_AUTHENTICATE_HEADER }
+  if (status === 429 || status === 503) return { ...COMMON_HEADERS, ...RETRY_AFTER_HEADER }
+  return COMMON_HEADERS
+}
+
+// Every operation can answer these: the general rate limit, a failure, an outage (or the server
+// shutting down).
+const ALWAYS: ErrorCode[] = ['TOO_MANY_REQUESTS', 'INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE']
+
+/** The body schema of one error status: the named problem, narrowed to the codes listed. */
+function errorSchema (codes: ErrorCode[]): Record<string, unknown> {
+  if (codes.length === 1 && codes[0] === 'VALIDATION_ERROR') return { $ref: 'ValidationProblem' }
+  return { allOf: [{ $ref: 'Problem' }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] }
+}
+
+function describeCodes (codes: ErrorCode[]): string {
+  return codes.map((code) => `[${code}](/errors/${code})`).join(', ')
+}
 
 /**
  * Response schemas for the error codes an operation can return, grouped by status, so the
- * OpenAPI document lists per operation exactly which codes a client must handle.
+ * OpenAPI document lists per operation exactly which codes a client must handle (each linked
+ * to its catalogue entry).
  */
 export function errorResponses (...codes: ErrorCode[]): Record<number, TSchema> {
+  return errorResponsesOf(codes, ALWAYS)
+}
+
+/** Error responses of an operation the general rate limit does not apply to (health checks). */
+export function unlimitedErrorResponses (...codes: ErrorCode[]): Record<number, TSchema> {
+  return errorResponsesOf(codes, ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE'])
+}
+
+function errorResponsesOf (codes: ErrorCode[], always: ErrorCode[]): Record<number, TSchema> {
   const byStatus = new Map<number, ErrorCode[]>()
-  for (const code of [...codes, ...ALWAYS]) {
+  for (const code of [...codes, ...always]) {
     const status = catalogue[code].status
     const list = byStatus.get(status) ?? []
     if (!list.includes(code)) list.push(code)
@@ -67,15 +145,52 @@ export function errorResponses (...codes: ErrorCode[]): Record<number, TSchema> 
   }
   const responses: Record<number, TSchema> = {}
   for (const [status, list] of byStatus) {
-    // The same body under both media types (contract section 7: application/problem+json when
-    // the request's Accept asks for it).
-    const schema = errorBody(list)
+    // The same body under both media types (application/problem+json when the request's
+    // Accept asks for it).
+    const schema = errorSchema(list)
+    const example = list.length === 1 && list[0] === 'VALIDATION_ERROR' ? ValidationProblem.examples[0] : exampleProblem(list[0]!)
     responses[status] = Type.Unsafe({
-      description: list.join(', '),
-      content: { 'application/json': { schema }, 'application/problem+json': { schema } }
+      description: describeCodes(list),
+      headers: errorHeaders(status),
+      content: { 'application/json': { schema, example }, 'application/problem+json': { schema, example } }
     })
   }
   return responses
+}
+
+/** The same responses with more headers documented on the statuses named. */
+export function withHeaders (responses: Record<number, TSchema>, statuses: number[], headers: Record<string, TSchema>): Record<number, TSchema> {
+  const out = { ...responses }
+  for (const status of statuses) {
+    const response = out[status]
+    if (response !== undefined) out[status] = { ...response, headers: { ...(response.headers as object), ...headers } }
+  }
+  return out
+}
+
+function exampleProblem (code: ErrorCode): Record<string, unknown> {
+  const entry = catalogue[code]
+  return { type: `/errors/${code}`, title: entry.title, status: entry.status, code, message: entry.message, requestId: 'req-1' }
+}
+
+/**
+ * A success response: a named representation (or an array of one) with the headers it sends
+ * beside the common ones, and an example body.
+ */
+export function success<T extends TSchema> (schema: T, options: { description: string, headers?: Record<string, TSchema>, example?: unknown }): TUnsafe<Static<T>> {
+  const example = options.example ?? (schema.examples as unknown[] | undefined)?.[0]
+  // A named schema is referenced, never repeated in place.
+  const body = schema.$id === undefined ? schema : { $ref: schema.$id }
+  return Type.Unsafe<Static<T>>({
+    description: options.description,
+    headers: { ...COMMON_HEADERS, ...options.headers },
+    content: { 'application/json': { schema: body, ...(example === undefined ? {} : { example }) } }
+  })
+}
+
+/** A response with no body (204, 304). */
+export function empty (description: string, headers: Record<string, TSchema> = {}): TSchema {
+  return Type.Unsafe({ type: 'null', description, headers: { ...COMMON_HEADERS, ...headers } })
 }
 
 /** The codes every operation with a JSON body can answer for its shape. */
@@ -83,7 +198,7 @@ export const BODY_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'MALFORMED_JSON', '
 /** The codes of an operation that needs a logged-in caller. */
 export const AUTH_ERRORS: ErrorCode[] = ['AUTHENTICATION_REQUIRED']
 
-export const NoContent = Type.Null({ description: 'No content.' })
+export const NoContent = empty('No content.')
 
 // Conditional requests and list paging, described once for every operation that has them.
 export const IfMatchHeaders = Type.Object({
@@ -92,6 +207,7 @@ export const IfMatchHeaders = Type.Object({
 export const IfNoneMatchHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier GET; when it still matches the answer is 304 with no body.' }))
 })
-export const NotModified = Type.Null({ description: 'Not modified: the If-None-Match tag still matches.' })
-export const ETAG_HEADER = { etag: Type.String({ description: 'A strong entity tag of this representation.' }) }
-export const LINK_HEADER = { link: Type.String({ description: 'Present when more items follow: `<URL>; rel="next"`.' }) }
+export const ETAG_HEADER = { etag: Type.String({ description: 'A strong entity tag of this representation; send it as If-Match to change the resource, or as If-None-Match to read it again cheaply.' }) }
+export const LINK_HEADER = { link: Type.String({ description: 'Present when more items follow: `<URL>; rel="next"`, the same path and filters with the next cursor.' }) }
+export const LOCATION_HEADER = { location: Type.String({ description: 'The address of the created resource.' }) }
+export const NotModified = empty('Not modified: the If-None-Match tag still matches.', ETAG_HEADER)

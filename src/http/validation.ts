@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { parseCursor } from './paging.js'
@@ -44,14 +44,6 @@ function createAjv (): Ajv {
     errors: false,
     validate: (_: unknown, data: string) => parseCursor(data) !== undefined
   })
-  // An object that must carry at least one of the listed members (a PATCH with nothing to
-  // change); the failure is the whole body's, so it is reported on the root field (`body`).
-  const requireOneOf: SchemaValidateFunction = (members: string[], data: Record<string, unknown>) => {
-    if (members.some((m) => Object.hasOwn(data, m))) return true
-    requireOneOf.errors = [{ keyword: 'x-require-one-of', message: '', params: { members } }]
-    return false
-  }
-  ajv.addKeyword({ keyword: 'x-require-one-of', type: 'object', schemaType: 'array', errors: true, validate: requireOneOf })
   return ajv
 }
 
@@ -65,12 +57,12 @@ const TYPE_NAMES: Record<string, string> = {
 }
 
 // When one field breaks several rules, the most basic one is reported.
-const PRIORITY = ['type', 'required', 'additionalProperties', 'x-require-one-of', 'x-well-formed', 'x-int64-id', 'x-cursor', 'pattern', 'minLength', 'maxLength', 'format', 'minimum', 'maximum', 'enum', 'const', 'anyOf']
+const PRIORITY = ['type', 'required', 'additionalProperties', 'anyOf', 'x-well-formed', 'x-int64-id', 'x-cursor', 'pattern', 'minLength', 'maxLength', 'format', 'minimum', 'maximum', 'enum', 'const']
 
 function messageFor (error: ErrorObject): string {
   const p = error.params as Record<string, unknown>
   switch (error.keyword) {
-    case 'x-require-one-of': return `must contain at least one of: ${(p.members as string[]).join(', ')}`
+    case 'anyOf': return p.members === undefined ? 'is invalid' : `must contain at least one of: ${(p.members as string[]).join(', ')}`
     case 'x-cursor': return 'is not a valid cursor'
     case 'required': return 'is required'
     case 'additionalProperties': return 'is not a recognised field'
@@ -110,9 +102,33 @@ function valueAt (root: unknown, instancePath: string): unknown {
   return node
 }
 
+/**
+ * "At least one of these members" is the standard `anyOf: [{required: [a]}, {required: [b]}]`
+ * (a PATCH with nothing to change). Its branches' `required` failures are not failures of
+ * those members: they are folded into the one `anyOf` failure of the object itself (field
+ * `body` for the body), which then names the members.
+ */
+function atLeastOneOf (errors: ErrorObject[]): ErrorObject[] {
+  const members = new Map<string, string[]>()
+  const rest: ErrorObject[] = []
+  for (const error of errors) {
+    if (error.keyword === 'required' && /\/anyOf\/\d+\/required$/.test(error.schemaPath)) {
+      const list = members.get(error.instancePath) ?? []
+      list.push(String((error.params as Record<string, unknown>).missingProperty))
+      members.set(error.instancePath, list)
+    } else {
+      rest.push(error)
+    }
+  }
+  return rest.map((error) => error.keyword === 'anyOf' && members.has(error.instancePath)
+    ? { ...error, params: { members: members.get(error.instancePath) } }
+    : error)
+}
+
 /** Turns Ajv's errors into the error body's `errors[]`: exactly one entry per failed field. */
 export function toFieldErrors (errors: ErrorObject[], rootName: string, data?: unknown): FieldError[] {
   const best = new Map<string, ErrorObject>()
+  errors = atLeastOneOf(errors)
   const rank = (e: ErrorObject) => { const i = PRIORITY.indexOf(e.keyword); return i === -1 ? PRIORITY.length : i }
   for (const error of errors) {
     const field = fieldOf(error, rootName)
@@ -220,4 +236,10 @@ export const validation = fp(async (app) => {
   // the route schemas still drive serialisation, the TypeScript types and the OpenAPI document.
   app.setValidatorCompiler(() => () => true)
   app.addHook('preValidation', async (request) => { validateRequest(request) })
+  // The named schemas the routes reference (`$ref: 'Post'`), known to our Ajv as to Fastify.
+  app.addHook('onReady', async function () {
+    for (const schema of Object.values(this.getSchemas()) as Array<{ $id: string }>) {
+      if (ajv.getSchema(schema.$id) === undefined) ajv.addSchema(schema)
+    }
+  })
 }, { name: 'validation', dependencies: ['error-handler'] })

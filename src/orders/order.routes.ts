@@ -10,26 +10,18 @@ import { ApiError } from '../http/errors.js'
 import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success, withHeaders } from '../http/schemas.js'
 import { findUserById } from '../users/user.repository.js'
 import { HEADER as IDEMPOTENCY_HEADER, readKey, REPLAYED_HEADER, requestHash, runIdempotent } from './idempotency.js'
 import { findOrderById, listOrdersOfUser, lockOrder } from './order.repository.js'
 import { parseStoredOrder, toOrder } from './order.representation.js'
-import { IdempotencyKeyHeader, Order, OrderCreateBody, OrderPatchBody, OrderProperties, type OrderType } from './order.schemas.js'
+import { IdempotencyKeyHeader, Order, OrderCreateBody, OrderPatchBody, type OrderType } from './order.schemas.js'
 import { moveOrder, placeOrder } from './order.service.js'
 import { authorizeTransition, canRead, type Requester } from './order.state.js'
 import type { OrderRow } from './order.table.js'
 
 const security = [{ bearerAuth: [] }]
-const Created = Type.Object(OrderProperties, {
-  description: 'The order, created PAID; or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key again.',
-  headers: {
-    location: Type.String({ description: 'The address of the order.' }),
-    ...ETAG_HEADER,
-    [REPLAYED_HEADER]: Type.Literal('true', { description: 'Present on a replayed response only.' })
-  }
-})
-const WithTag = Type.Object(OrderProperties, { description: 'The order.', headers: ETAG_HEADER })
+const REPLAYED = { [REPLAYED_HEADER]: Type.Literal('true', { description: 'Present only on a replayed response: the first response to this Idempotency-Key, again.' }) }
 
 function requesterOf (user: CurrentUser, order: OrderRow): Requester {
   return { isOwner: order.user_id === user.id, isAdmin: isAdmin(user) }
@@ -57,6 +49,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['orders'],
+      operationId: 'createOrder',
       summary: 'Place an order',
       description: 'In one transaction: the product must exist (404 PRODUCT_NOT_FOUND), be on sale (409 PRODUCT_NOT_ON_SALE) and have ' +
         'at least `quantity` units (409 NOT_ENOUGH_STOCK); the units leave stock and the order is created PAID with ' +
@@ -64,11 +57,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'members are accepted and ignored). Send an `Idempotency-Key` to retry safely.',
       security,
       headers: Type.Object({ [IDEMPOTENCY_HEADER]: Type.Optional(IdempotencyKeyHeader) }),
-      body: OrderCreateBody,
+      body: ref(OrderCreateBody),
       response: {
-        201: Created,
-        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'PRODUCT_NOT_ON_SALE', 'NOT_ENOUGH_STOCK',
-          'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE')
+        201: success(Order, {
+          description: 'The order, created PAID; or, with `Idempotent-Replayed: true`, the first response to this Idempotency-Key again.',
+          headers: { ...LOCATION_HEADER, ...ETAG_HEADER, ...REPLAYED }
+        }),
+        // A refusal on the stored state (no such product, not on sale, not enough stock) is
+        // stored with the key and replayed too.
+        ...withHeaders(errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'PRODUCT_NOT_ON_SALE', 'NOT_ENOUGH_STOCK',
+          'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_USE'), [404, 409], REPLAYED)
       }
     }
   }, async (request, reply) => {
@@ -95,12 +93,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['orders'],
+      operationId: 'getOrder',
       summary: 'Read an order (its owner or an admin)',
+      description: 'Sends a strong ETag; with a current If-None-Match the answer is 304. Someone else\'s order is 404 ORDER_NOT_FOUND, as if it did not exist.',
       security,
       params: IdParams,
       headers: IfNoneMatchHeaders,
-      description: 'Someone else\'s order is 404 ORDER_NOT_FOUND, as if it did not exist.',
-      response: { 200: WithTag, 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'ORDER_NOT_FOUND') }
+      response: { 200: success(Order, { description: 'The order.', headers: ETAG_HEADER }), 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'ORDER_NOT_FOUND') }
     }
   }, async (request, reply) => {
     const row = await findOrderById(db, BigInt(request.params.id))
@@ -113,6 +112,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['orders'],
+      operationId: 'updateOrder',
       summary: 'Cancel or ship an order',
       description: '`{"status": "CANCELED"}`: the owner or an admin, while the order is PAID (else 409 ORDER_CANNOT_CANCEL); the ' +
         'units go back to stock. `{"status": "SHIPPED"}`: an admin, from PAID (else 409 ORDER_CANNOT_SHIP). Other members of ' +
@@ -121,9 +121,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       security,
       params: IdParams,
       headers: IfMatchHeaders,
-      body: OrderPatchBody,
+      consumes: ['application/json', 'application/merge-patch+json'],
+      body: ref(OrderPatchBody),
       response: {
-        200: WithTag,
+        200: success(Order, { description: 'The order in its new state.', headers: ETAG_HEADER }),
         ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'ORDER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'ORDER_CANNOT_CANCEL', 'ORDER_CANNOT_SHIP')
       }
     }
@@ -144,13 +145,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['orders'],
+      operationId: 'listUserOrders',
       summary: 'List a user\'s orders, newest first (the user or an admin)',
       description: 'Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.',
       security,
       params: IdParams,
       querystring: PageQuerySchema,
       response: {
-        200: Type.Array(Order, { headers: LINK_HEADER }),
+        200: success(Type.Array(ref(Order)), { description: 'A page of orders.', headers: LINK_HEADER, example: Order.examples }),
         ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED')
       }
     }

@@ -1,24 +1,24 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, ReadOnly, Timestamp } from '../http/schemas.js'
+import { Id, MAX_ISSUED_ID, named, ReadOnly, Timestamp } from '../http/schemas.js'
 import { ORDER_STATUSES, TARGET_STATUSES, type TargetStatus } from './order.state.js'
 import type { OrderStatus } from './order.table.js'
 
-// Orders (contract sections 3, 4.2, 4.3 and 8).
+// Orders: placing one, its states, who may move it (docs/api.md).
 
 // A product id in a body is a JSON number. JSON parsers (JavaScript's included) read numbers as
 // IEEE doubles, so an id above 2^53 - 1 would arrive rounded to a neighbouring id; the body
-// therefore accepts ids up to Number.MAX_SAFE_INTEGER only, and says so.
+// therefore accepts ids up to 2^53 - 1 only, which is also the largest id the service issues.
 export const ProductId = Type.Integer({
   // int64: the shared body-id rule (validation.ts), so the message is the same as for any body id.
   format: 'int64',
   minimum: 1,
-  maximum: Number.MAX_SAFE_INTEGER,
+  maximum: MAX_ISSUED_ID,
   description: 'The product to order: a positive integer id as a JSON number, at most 9007199254740991 (2^53 - 1, the largest integer a JSON number carries exactly).',
   examples: [7]
 })
 export const Quantity = Type.Integer({ minimum: 1, maximum: 1000, description: 'Units to order, 1 to 1000.', examples: [2] })
 
-export const OrderCreateBody = Type.Object({
+export const OrderCreateBody = named('OrderCreateRequest', Type.Object({
   productId: ProductId,
   quantity: Quantity,
   id: ReadOnly('The order id.'),
@@ -27,7 +27,7 @@ export const OrderCreateBody = Type.Object({
   status: ReadOnly('Always PAID on creation.'),
   createdAt: ReadOnly('Creation time.'),
   updatedAt: ReadOnly('Time of the last change.')
-}, { additionalProperties: false })
+}, { additionalProperties: false, description: 'The product and how many units.', examples: [{ productId: 3, quantity: 2 }] }))
 
 export const TargetStatusSchema = Type.Unsafe<TargetStatus>({
   type: 'string',
@@ -37,7 +37,7 @@ export const TargetStatusSchema = Type.Unsafe<TargetStatus>({
 
 // Every other member of the representation is read-only after creation: a client may send back
 // what it read with a new status; those members are accepted and ignored.
-export const OrderPatchBody = Type.Object({
+export const OrderPatchBody = named('OrderPatchRequest', Type.Object({
   status: TargetStatusSchema,
   id: ReadOnly('The order id.'),
   userId: ReadOnly('The ordering user.'),
@@ -46,7 +46,7 @@ export const OrderPatchBody = Type.Object({
   totalPrice: ReadOnly('price × quantity at the time of ordering.'),
   createdAt: ReadOnly('Creation time.'),
   updatedAt: ReadOnly('Time of the last change.')
-}, { additionalProperties: false })
+}, { additionalProperties: false, description: 'The status to move the order to.', examples: [{ status: 'CANCELED' }] }))
 
 export const OrderProperties = {
   id: Id,
@@ -58,7 +58,10 @@ export const OrderProperties = {
   createdAt: Timestamp,
   updatedAt: Timestamp
 }
-export const Order = Type.Object(OrderProperties, { description: 'An order.' })
+export const Order = named('Order', Type.Object(OrderProperties, {
+  description: 'An order.',
+  examples: [{ id: 11, userId: 42, productId: 3, quantity: 2, totalPrice: 3000, status: 'PAID', createdAt: '2026-11-21T16:30:00.000Z', updatedAt: '2026-11-21T16:30:00.000Z' }]
+}))
 export type OrderType = Static<typeof Order>
 
 export const IdempotencyKeyHeader = Type.String({

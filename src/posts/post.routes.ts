@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors.js'
 import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest } from '../http/paging.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
 import { toPost } from './post.representation.js'
 import { Post, PostCreateBody, PostList, PostListQuery, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
@@ -45,10 +45,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/posts', {
     schema: {
       tags,
+      operationId: 'listPosts',
       summary: 'List posts, newest first',
       description: 'Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page\'s `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Other query parameters are ignored.',
+      security: [],
       querystring: PostListQuery,
-      response: { 200: PostList, ...errorResponses('VALIDATION_ERROR') }
+      response: { 200: success(PostList, { description: 'A page of posts.', headers: LINK_HEADER }), ...errorResponses('VALIDATION_ERROR') }
     }
   }, async (request, reply) => {
     const { limit, before } = pageRequest(request.query)
@@ -60,11 +62,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/posts/:id', {
     schema: {
       tags,
+      operationId: 'getPost',
       summary: 'Read a post',
       description: 'Sends a strong ETag; with a current If-None-Match the answer is 304. Reading never counts a view.',
+      security: [],
       params: IdParams,
       headers: IfNoneMatchHeaders,
-      response: { 200: Post, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'POST_NOT_FOUND') }
+      response: {
+        200: success(Post, { description: 'The post.', headers: ETAG_HEADER }),
+        304: NotModified,
+        ...errorResponses('VALIDATION_ERROR', 'POST_NOT_FOUND')
+      }
     }
   }, async (request, reply) => {
     const post = await findPost(db, BigInt(request.params.id))
@@ -76,11 +84,15 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags,
+      operationId: 'createPost',
       summary: 'Create a post',
       description: 'The author is the caller. Read-only members (id, author, views, createdAt, updatedAt) are accepted and ignored.',
       security,
-      body: PostCreateBody,
-      response: { 201: Post, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS) }
+      body: ref(PostCreateBody),
+      response: {
+        201: success(Post, { description: 'The new post.', headers: { ...LOCATION_HEADER, ...ETAG_HEADER } }),
+        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS)
+      }
     }
   }, async (request, reply) => {
     const user = currentUser(request)
@@ -94,13 +106,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags,
+      operationId: 'replacePost',
       summary: 'Replace a post\'s title and content',
       description: 'Author only. Both title and content are required; read-only members of the representation are accepted and ignored, so a client can PUT back what it read. Honours If-Match.',
       security,
       params: IdParams,
       headers: IfMatchHeaders,
-      body: PostReplaceBody,
-      response: { 200: Post, ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
+      body: ref(PostReplaceBody),
+      response: { 200: success(Post, { description: 'The changed post.', headers: ETAG_HEADER }), ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
     }
   }, async (request, reply) => {
     const { title, content } = request.body
@@ -111,14 +124,15 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags,
+      operationId: 'updatePost',
       summary: 'Change some of a post\'s title and content',
       description: 'Author only. `application/json` or `application/merge-patch+json`. Only the members sent change, each by the same rule as in PUT; `null` for a member, or a body with neither title nor content, is 400. Honours If-Match.',
       security,
       params: IdParams,
       headers: IfMatchHeaders,
       consumes: ['application/json', 'application/merge-patch+json'],
-      body: PostPatchBody,
-      response: { 200: Post, ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
+      body: ref(PostPatchBody),
+      response: { 200: success(Post, { description: 'The changed post.', headers: ETAG_HEADER }), ...errorResponses(...WRITE_ERRORS, ...BODY_ERRORS) }
     }
   }, async (request, reply) => {
     const { title, content } = request.body
@@ -129,6 +143,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags,
+      operationId: 'deletePost',
       summary: 'Delete a post',
       description: 'Author only. Honours If-Match.',
       security,
@@ -144,10 +159,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/posts/:id/views', {
     schema: {
       tags,
+      operationId: 'countPostView',
       summary: 'Count one view of a post',
       description: 'No log-in and no body. Adds exactly one view atomically (concurrent calls are all counted) and answers the new count. Reading a post with GET never counts a view.',
+      security: [],
       params: IdParams,
-      response: { 200: PostViews, ...errorResponses('VALIDATION_ERROR', 'POST_NOT_FOUND', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE') }
+      response: { 200: success(PostViews, { description: 'The new view count.' }), ...errorResponses('VALIDATION_ERROR', 'POST_NOT_FOUND', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE') }
     }
   }, async (request) => {
     const views = await countView(db, BigInt(request.params.id))

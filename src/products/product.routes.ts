@@ -8,20 +8,12 @@ import { ApiError } from '../http/errors.js'
 import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, NotModified } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
 import { toProduct } from './product.representation.js'
-import { Product, ProductCreateBody, ProductPatchBody, ProductProperties, WRITABLE_MEMBERS } from './product.schemas.js'
+import { Product, ProductCreateBody, ProductPatchBody, WRITABLE_MEMBERS } from './product.schemas.js'
 
 const security = [{ bearerAuth: [] }]
-const Created = Type.Object(ProductProperties, {
-  description: 'The created product.',
-  headers: { location: Type.String({ description: 'The address of the new product.' }) }
-})
-const WithTag = Type.Object(ProductProperties, {
-  description: 'The product.',
-  headers: ETAG_HEADER
-})
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
@@ -30,11 +22,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['products'],
+      operationId: 'createProduct',
       summary: 'Create a product (admin)',
       description: 'Admins only. `stock` defaults to 0 and `onSale` to true; `id`, `createdAt` and `updatedAt` are accepted and ignored.',
       security,
-      body: ProductCreateBody,
-      response: { 201: Created, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'ACCESS_DENIED') }
+      body: ref(ProductCreateBody),
+      response: { 201: success(Product, { description: 'The new product.', headers: { ...LOCATION_HEADER, ...ETAG_HEADER } }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'ACCESS_DENIED') }
     }
   }, async (request, reply) => {
     requireAdmin(request)
@@ -46,11 +39,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/products', {
     schema: {
       tags: ['products'],
+      operationId: 'listProducts',
       summary: 'List products, newest first',
       description: 'Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.',
+      security: [],
       querystring: PageQuerySchema,
       response: {
-        200: Type.Array(Product, { headers: LINK_HEADER }),
+        200: success(Type.Array(ref(Product)), { description: 'A page of products.', headers: LINK_HEADER, example: Product.examples }),
         ...errorResponses('VALIDATION_ERROR')
       }
     }
@@ -63,10 +58,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/products/:id', {
     schema: {
       tags: ['products'],
+      operationId: 'getProduct',
       summary: 'Read a product',
+      description: 'Sends a strong ETag; with a current If-None-Match the answer is 304.',
+      security: [],
       params: IdParams,
       headers: IfNoneMatchHeaders,
-      response: { 200: WithTag, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'PRODUCT_NOT_FOUND') }
+      response: { 200: success(Product, { description: 'The product.', headers: ETAG_HEADER }), 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'PRODUCT_NOT_FOUND') }
     }
   }, async (request, reply) => {
     const row = await findProductById(db, BigInt(request.params.id))
@@ -78,14 +76,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['products'],
+      operationId: 'updateProduct',
       summary: 'Change some members of a product (admin)',
       description: `Admins only. Send some of ${WRITABLE_MEMBERS.join(', ')} (at least one); each is checked by the same rule as on create. ` +
         '`null` is not accepted for any member. Accepts application/json and application/merge-patch+json.',
       security,
       params: IdParams,
       headers: IfMatchHeaders,
-      body: ProductPatchBody,
-      response: { 200: WithTag, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
+      consumes: ['application/json', 'application/merge-patch+json'],
+      body: ref(ProductPatchBody),
+      response: { 200: success(Product, { description: 'The changed product.', headers: ETAG_HEADER }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'PRODUCT_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)

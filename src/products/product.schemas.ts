@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { Id, named, ReadOnly, Text, Timestamp } from '../http/schemas.js'
 
-// Products (contract sections 3 and 8). The field rules are written once here and shared by
+// Products. The field rules are written once here and shared by
 // POST (create) and PATCH (change some members).
 
 export const CATEGORIES = ['BOOK', 'CLOTHING', 'ELECTRONICS', 'FOOD', 'HOME', 'SPORTS'] as const
@@ -23,19 +23,23 @@ const readOnlyMembers = {
   updatedAt: ReadOnly('Time of the last change.')
 }
 
-export const ProductCreateBody = Type.Object({
+export const ProductCreateBody = named('ProductCreateRequest', Type.Object({
   name: ProductName,
   price: Price,
   category: CategorySchema,
   stock: Type.Optional({ ...Stock, description: `${Stock.description} Default 0.` }),
   onSale: Type.Optional({ ...OnSale, description: `${OnSale.description} Default true.` }),
   ...readOnlyMembers
-}, { additionalProperties: false })
+}, {
+  additionalProperties: false,
+  description: 'A new product. `stock` defaults to 0 and `onSale` to true.',
+  examples: [{ name: 'Paper notebook', price: 1500, category: 'BOOK', stock: 10 }]
+}))
 
 /** The members PATCH may change; a body must carry at least one of them. */
 export const WRITABLE_MEMBERS = ['name', 'price', 'category', 'stock', 'onSale'] as const
 
-export const ProductPatchBody = Type.Object({
+export const ProductPatchBody = named('ProductPatchRequest', Type.Object({
   name: Type.Optional(ProductName),
   price: Type.Optional(Price),
   category: Type.Optional(CategorySchema),
@@ -44,10 +48,12 @@ export const ProductPatchBody = Type.Object({
   ...readOnlyMembers
 }, {
   additionalProperties: false,
-  // Reported on the field `body`, together with any other failure (see validation.ts).
-  'x-require-one-of': [...WRITABLE_MEMBERS],
-  description: `Some of ${WRITABLE_MEMBERS.join(', ')}; at least one. \`null\` is not a value for any member.`
-})
+  // At least one writable member: reported on the field `body`, together with any other
+  // failure (see validation.ts).
+  anyOf: WRITABLE_MEMBERS.map((member) => ({ required: [member] })),
+  description: `Some of ${WRITABLE_MEMBERS.join(', ')}; at least one. \`null\` is not a value for any member.`,
+  examples: [{ price: 1200, onSale: false }]
+}))
 
 export const ProductProperties = {
   id: Id,
@@ -59,5 +65,8 @@ export const ProductProperties = {
   createdAt: Timestamp,
   updatedAt: Timestamp
 }
-export const Product = Type.Object(ProductProperties, { description: 'A product.' })
+export const Product = named('Product', Type.Object(ProductProperties, {
+  description: 'A product.',
+  examples: [{ id: 3, name: 'Paper notebook', price: 1500, category: 'BOOK', stock: 10, onSale: true, createdAt: '2026-11-21T16:30:00.000Z', updatedAt: '2026-11-21T16:30:00.000Z' }]
+}))
 export type ProductType = Static<typeof Product>

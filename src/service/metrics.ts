@@ -27,7 +27,9 @@ export const metrics = fp(async (app) => {
   app.get('/metrics', {
     schema: {
       tags: ['service'],
+      operationId: 'getMetrics',
       summary: 'Prometheus metrics',
+      security: [],
       // The metrics are text; the errors are the usual JSON problem bodies.
       response: {
         200: { description: 'The Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },

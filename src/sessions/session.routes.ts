@@ -2,13 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { authenticate, currentUser } from './authentication.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, NoContent } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, LOCATION_HEADER, NoContent, ref, success } from '../http/schemas.js'
 import { deleteSession } from './session.repository.js'
-import { LoginBody, Session } from './session.schemas.js'
-import { logIn, sessionRepresentation } from './session.service.js'
+import { CurrentSession, LoginBody, Session } from './session.schemas.js'
+import { currentSessionRepresentation, logIn } from './session.service.js'
 import { prepareDummyHash } from '../users/password.js'
-
-const TOKEN_FROM_HEADER = /^Bearer (.+)$/i
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   // The dummy hash for unknown e-mails is made now, so the first unknown e-mail after start-up
@@ -18,10 +16,15 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/sessions', {
     schema: {
       tags: ['sessions'],
+      operationId: 'createSession',
       summary: 'Log in',
-      description: 'Exchanges an e-mail and password for a bearer token. Failed attempts are limited per e-mail and per client address (429 past the limit).',
-      body: LoginBody,
-      response: { 201: Session, ...errorResponses(...BODY_ERRORS, 'INVALID_CREDENTIALS', 'TOO_MANY_REQUESTS') }
+      description: 'Exchanges an e-mail and password for a bearer token, shown only in this response. Failed attempts are limited per e-mail and client address, per client address and per account (429 past a limit).',
+      security: [],
+      body: ref(LoginBody),
+      response: {
+        201: success(Session, { description: 'Logged in. The session is then addressed as /v1/sessions/current by whoever holds the token.', headers: LOCATION_HEADER }),
+        ...errorResponses(...BODY_ERRORS, 'INVALID_CREDENTIALS', 'TOO_MANY_REQUESTS')
+      }
     }
   }, async (request, reply) => {
     const { session, headers } = await logIn(app.db, app.config, request.body.email, request.body.password, request.ip)
@@ -33,23 +36,23 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['sessions'],
+      operationId: 'getCurrentSession',
       summary: 'The current session',
-      security: [{ bearerAuth: [] }],
-      response: { 200: Session, ...errorResponses(...AUTH_ERRORS) }
+      description: 'Who the token belongs to and when it expires. The token itself is never shown again.',
+      response: { 200: success(CurrentSession, { description: 'The session.' }), ...errorResponses(...AUTH_ERRORS) }
     }
   }, async (request) => {
     const user = currentUser(request)
-    const token = TOKEN_FROM_HEADER.exec(request.headers.authorization ?? '')?.[1] ?? ''
-    return sessionRepresentation(token, user.sessionExpiresAt, user)
+    return currentSessionRepresentation(user.sessionExpiresAt, user)
   })
 
   app.delete('/sessions/current', {
     onRequest: authenticate,
     schema: {
       tags: ['sessions'],
+      operationId: 'deleteCurrentSession',
       summary: 'Log out',
       description: 'Revokes the token at once.',
-      security: [{ bearerAuth: [] }],
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS) }
     }
   }, async (request, reply) => {

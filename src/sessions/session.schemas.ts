@@ -1,5 +1,5 @@
 import { Type, type TString } from '@sinclair/typebox'
-import { Id, Text, Timestamp } from '../http/schemas.js'
+import { Id, named, ref, Text, Timestamp } from '../http/schemas.js'
 
 /**
  * A password offered for checking (log-in, current password): non-blank, since no account can
@@ -10,20 +10,32 @@ export function OfferedPassword (description = 'The account\'s password.'): TStr
   return Text({ maxLength: 1000, description })
 }
 
-export const LoginBody = Type.Object({
+export const LoginBody = named('LoginRequest', Type.Object({
   // Not format-checked: an address that cannot belong to any account is simply not found.
-  email: Text({ maxLength: 254, description: 'The e-mail address the account was created with (any case).' }),
+  email: Text({ maxLength: 254, description: 'The e-mail address the account was created with.' }),
   password: OfferedPassword()
-}, { additionalProperties: false })
+}, { additionalProperties: false, description: 'Credentials for a log-in.', examples: [{ email: 'ada@example.com', password: 'correct horse battery' }] }))
 
-export const Session = Type.Object({
-  token: Type.String({ description: 'Opaque bearer token (256 random bits). Send it as `Authorization: Bearer TOKEN`.' }),
+export const SessionUser = named('SessionUser', Type.Object({
+  id: Id,
+  email: Type.String(),
+  name: Type.String(),
+  role: Type.Union([Type.Literal('USER'), Type.Literal('ADMIN')], { description: 'ADMIN may manage products and see and ship every order.' })
+}, { description: 'The logged-in user.' }))
+
+const sessionExample = { tokenType: 'Bearer', expiresAt: '2026-11-22T16:30:00.000Z', user: { id: 42, email: 'ada@example.com', name: 'Ada', role: 'USER' } }
+
+/** The current session, as GET /v1/sessions/current shows it: never the token. */
+export const CurrentSession = named('CurrentSession', Type.Object({
   tokenType: Type.Literal('Bearer'),
   expiresAt: Timestamp,
-  user: Type.Object({
-    id: Id,
-    email: Type.String(),
-    name: Type.String(),
-    role: Type.Union([Type.Literal('USER'), Type.Literal('ADMIN')])
-  })
-})
+  user: ref(SessionUser)
+}, { description: 'The session the request\'s token belongs to. The token itself is sent once, at log-in, never again.', examples: [sessionExample] }))
+
+/** The answer to a log-in: the only response that carries the token. */
+export const Session = named('Session', Type.Object({
+  token: Type.String({ description: 'Opaque bearer token (256 random bits). Send it as `Authorization: Bearer TOKEN`. Shown only here, once.' }),
+  tokenType: Type.Literal('Bearer'),
+  expiresAt: Timestamp,
+  user: ref(SessionUser)
+}, { description: 'A new session (log-in).', examples: [{ token: 'q3Zb0o9bK2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzM', ...sessionExample }] }))

@@ -8,7 +8,7 @@ import { authenticate, requireSelf } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, IfMatchHeaders, IfNoneMatchHeaders, NoContent, NotModified } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCurrentPassword } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
@@ -34,9 +34,15 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/users', {
     schema: {
       tags: ['users'],
+      operationId: 'createUser',
       summary: 'Create a user (sign up)',
-      body: UserCreateBody,
-      response: { 201: UserPrivate, ...errorResponses(...BODY_ERRORS, 'DUPLICATE_EMAIL') }
+      description: 'Sign-ups are limited per client address (429 past the limit).',
+      security: [],
+      body: ref(UserCreateBody),
+      response: {
+        201: success(UserPrivate, { description: 'The new user.', headers: LOCATION_HEADER }),
+        ...errorResponses(...BODY_ERRORS, 'DUPLICATE_EMAIL')
+      }
     }
   }, async (request, reply) => {
     const { email, password, name } = request.body
@@ -51,11 +57,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/users/:id', {
     schema: {
       tags: ['users'],
+      operationId: 'getUser',
       summary: 'Read a user',
       description: 'Sends a strong ETag; with a current If-None-Match the answer is 304.',
+      security: [],
       params: IdParams,
       headers: IfNoneMatchHeaders,
-      response: { 200: UserPublic, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
+      response: {
+        200: success(UserPublic, { description: 'The user.', headers: ETAG_HEADER }),
+        304: NotModified,
+        ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND')
+      }
     }
   }, async (request, reply) => {
     const user = await findUserById(db, BigInt(request.params.id))
@@ -67,12 +79,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['users'],
+      operationId: 'replaceUser',
       summary: 'Replace your e-mail and name',
+      description: 'Only the user may change the account. Honours If-Match.',
       security,
       params: IdParams,
       headers: IfMatchHeaders,
-      body: UserReplaceBody,
-      response: { 200: UserPrivate, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL') }
+      body: ref(UserReplaceBody),
+      response: { 200: success(UserPrivate, { description: 'The changed user.', headers: ETAG_HEADER }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
@@ -87,6 +101,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['users'],
+      operationId: 'deleteUser',
       summary: 'Delete your account',
       description: 'Your sessions, posts and orders go with it; the e-mail address becomes free.',
       security,
@@ -102,10 +117,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/users/:id/profile', {
     schema: {
       tags: ['users'],
+      operationId: 'getUserProfile',
       summary: 'Read a user\'s public profile',
+      description: 'Sends a strong ETag; with a current If-None-Match the answer is 304.',
+      security: [],
       params: IdParams,
       headers: IfNoneMatchHeaders,
-      response: { 200: Profile, 304: NotModified, ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND') }
+      response: {
+        200: success(Profile, { description: 'The profile.', headers: ETAG_HEADER }),
+        304: NotModified,
+        ...errorResponses('VALIDATION_ERROR', 'USER_NOT_FOUND')
+      }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
@@ -119,11 +141,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: authenticate,
     schema: {
       tags: ['users'],
+      operationId: 'changePassword',
       summary: 'Change your password',
       description: 'Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays.',
       security,
       params: IdParams,
-      body: PasswordChangeBody,
+      body: ref(PasswordChangeBody),
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'TOO_MANY_REQUESTS') }
     }
   }, async (request, reply) => {

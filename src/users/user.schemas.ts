@@ -1,35 +1,38 @@
 import { Type } from '@sinclair/typebox'
-import { Id, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { Id, named, ReadOnly, Text, Timestamp } from '../http/schemas.js'
 import { OfferedPassword } from '../sessions/session.schemas.js'
 
 export const Email = Text({ format: 'email', maxLength: 254, description: 'An e-mail address (WHATWG "valid e-mail address"), unique case-insensitively.', examples: ['ada@example.com'] })
 export const Password = Text({ minLength: 8, maxLength: 50, description: '8 to 50 characters; never trimmed.', examples: ['correct horse battery'] })
 export const UserName = Text({ maxLength: 20, description: 'At most 20 characters.', examples: ['Ada'] })
 
-export const UserPublic = Type.Object({ id: Id, name: Type.String() }, { description: 'A user as anyone may see it.' })
-export const UserPrivate = Type.Object({ id: Id, email: Type.String(), name: Type.String() }, { description: 'A user as the user sees it.' })
+export const UserPublic = named('User', Type.Object({ id: Id, name: Type.String() }, { description: 'A user as anyone may see it.', examples: [{ id: 42, name: 'Ada' }] }))
+export const UserPrivate = named('UserPrivate', Type.Object({ id: Id, email: Type.String(), name: Type.String() }, {
+  description: 'A user as the user sees it (at sign-up and after a change).',
+  examples: [{ id: 42, email: 'ada@example.com', name: 'Ada' }]
+}))
 
-export const UserCreateBody = Type.Object({
+export const UserCreateBody = named('UserCreateRequest', Type.Object({
   email: Email,
   password: Password,
   name: UserName,
   id: ReadOnly('The user id.')
-}, { additionalProperties: false })
+}, { additionalProperties: false, description: 'A new account.', examples: [{ email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' }] }))
 
-export const UserReplaceBody = Type.Object({
+export const UserReplaceBody = named('UserReplaceRequest', Type.Object({
   email: Email,
   name: UserName,
   id: ReadOnly('The user id.')
-}, { additionalProperties: false })
+}, { additionalProperties: false, description: 'The new e-mail address and name (both required).', examples: [{ email: 'ada@example.org', name: 'Ada L.' }] }))
 
-export const PasswordChangeBody = Type.Object({
+export const PasswordChangeBody = named('PasswordChangeRequest', Type.Object({
   currentPassword: OfferedPassword('The password in use now.'),
   newPassword: Password
-}, { additionalProperties: false })
+}, { additionalProperties: false, description: 'The password in use now and the new one.', examples: [{ currentPassword: 'correct horse battery', newPassword: 'battery staple horse' }] }))
 
-export const Profile = Type.Object({
+export const Profile = named('Profile', Type.Object({
   id: Id,
   name: Type.String(),
-  postCount: Type.Integer({ minimum: 0 }),
+  postCount: Type.Integer({ minimum: 0, description: 'How many posts the user has written.' }),
   createdAt: Timestamp
-}, { description: 'A user\'s public profile.' })
+}, { description: 'A user\'s public profile.', examples: [{ id: 42, name: 'Ada', postCount: 3, createdAt: '2026-11-21T16:30:00.000Z' }] }))

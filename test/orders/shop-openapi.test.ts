@@ -12,15 +12,17 @@ const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json()
 function codesOf (path: string, method: string): Record<string, string[]> {
   const operation = doc.paths[path][method]
   const out: Record<string, string[]> = {}
-  for (const [status, response] of Object.entries<any>(operation.responses)) {
+  for (const [status, listed] of Object.entries<any>(operation.responses)) {
+    // A response shared by several operations is a reference to components.responses.
+    const response = typeof listed.$ref === 'string' ? doc.components.responses[listed.$ref.split('/').pop()] : listed
     const schema = response.content?.['application/json']?.schema
-    const codes = schema?.properties?.code?.enum
+    const codes = schema?.$ref === '#/components/schemas/ValidationProblem' ? ['VALIDATION_ERROR'] : schema?.allOf?.[1]?.properties?.code?.enum
     if (codes !== undefined) out[status] = [...codes].sort()
   }
   return out
 }
 
-const ALWAYS = { 500: ['INTERNAL_SERVER_ERROR'], 503: ['SERVICE_UNAVAILABLE'] }
+const ALWAYS = { 429: ['TOO_MANY_REQUESTS'], 500: ['INTERNAL_SERVER_ERROR'], 503: ['SERVICE_UNAVAILABLE'] }
 const BODY = ['MALFORMED_JSON', 'VALIDATION_ERROR']
 
 const expected: Array<[string, string, string, boolean, Record<string, string[]>]> = [
@@ -48,7 +50,7 @@ describe('OpenAPI: the shop operations', () => {
       const operation = doc.paths[path]?.[method]
       assert.ok(operation, `${method} ${path} is documented`)
       assert.deepEqual(operation.tags, [tag])
-      assert.deepEqual(operation.security, secured ? [{ bearerAuth: [] }] : undefined)
+      assert.deepEqual(operation.security, secured ? [{ bearerAuth: [] }] : [])
       assert.deepEqual(codesOf(path, method), codes)
     })
   }
@@ -62,10 +64,13 @@ describe('OpenAPI: the shop operations', () => {
   })
 
   test('the success responses document Location, ETag, Link and Idempotent-Replayed', () => {
-    assert.deepEqual(Object.keys(doc.paths['/v1/orders'].post.responses['201'].headers).sort(), ['etag', 'idempotent-replayed', 'location'])
-    assert.ok(doc.paths['/v1/products'].post.responses['201'].headers.location)
-    assert.ok(doc.paths['/v1/products'].get.responses['200'].headers.link)
-    assert.ok(doc.paths['/v1/orders/{id}'].get.responses['200'].headers.etag)
+    const common = ['RateLimit', 'RateLimit-Policy', 'X-Request-Id']
+    assert.deepEqual(Object.keys(doc.paths['/v1/orders'].post.responses['201'].headers).sort(), ['ETag', 'Idempotent-Replayed', 'Location', ...common].sort())
+    assert.deepEqual(doc.paths['/v1/orders'].post.responses['201'].headers.Location, { $ref: '#/components/headers/Location' })
+    assert.ok(doc.paths['/v1/products'].post.responses['201'].headers.Location)
+    assert.ok(doc.paths['/v1/products'].get.responses['200'].headers.Link)
+    assert.ok(doc.paths['/v1/orders/{id}'].get.responses['200'].headers.ETag)
+    assert.ok(doc.components.headers['Retry-After'])
     assert.ok(doc.paths['/v1/orders/{id}'].get.responses['304'])
   })
 })

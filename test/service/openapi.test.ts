@@ -3,8 +3,8 @@ import { after, describe, test } from 'node:test'
 import { catalogue } from '../../src/http/errors.js'
 import { buildTestApp } from '../helper.js'
 
-// GET /openapi.json (contract sections 1 and 7): OpenAPI 3.1, generated from the routes, so it
-// holds every route of the app; each operation lists the error codes it can return, by status,
+// GET /openapi.json: OpenAPI 3.1, generated from the routes, so it holds every route of the app;
+// each operation has a stable operationId and lists the error codes it can return, by status,
 // and every listed code is in the catalogue with that status.
 
 const { app, close } = await buildTestApp()
@@ -33,22 +33,96 @@ type Operation = { responses: Record<string, any>, parameters?: Array<{ in: stri
 const operations: Array<[string, Operation]> = Object.entries<Record<string, Operation>>(doc.paths).flatMap(([path, ops]) =>
   Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]))
 
+/** A response, its `$ref` to components.responses resolved. */
+function resolved (response: any): any {
+  return typeof response.$ref === 'string' ? doc.components.responses[response.$ref.split('/').pop()] : response
+}
+
+/** The codes an error response's schema allows: the problem narrowed by an enum, or ValidationProblem. */
+function codesOf (schema: any): string[] | undefined {
+  if (schema?.$ref === '#/components/schemas/ValidationProblem') return ['VALIDATION_ERROR']
+  if (schema?.allOf?.[0]?.$ref === '#/components/schemas/Problem') return schema.allOf[1]?.properties?.code?.enum
+  return undefined
+}
+
 /** The codes an operation documents, by status. */
 function documentedCodes (op: Operation): Map<number, string[]> {
   const byStatus = new Map<number, string[]>()
   for (const [status, response] of Object.entries(op.responses)) {
     if (Number(status) < 400) continue
-    const codes = response.content?.['application/json']?.schema?.properties?.code?.enum
-    byStatus.set(Number(status), codes)
+    byStatus.set(Number(status), codesOf(resolved(response).content?.['application/json']?.schema)!)
   }
   return byStatus
 }
 
 describe('OpenAPI document', () => {
-  test('is OpenAPI 3.1.0 with a title and the bearer scheme', () => {
+  test('is OpenAPI 3.1.0 with a title, a license, the bearer scheme required at the root', () => {
     assert.equal(doc.openapi, '3.1.0')
     assert.equal(typeof doc.info.title, 'string')
+    assert.equal(doc.info.license.identifier, 'MIT')
     assert.equal(doc.components.securitySchemes.bearerAuth.scheme, 'bearer')
+    assert.deepEqual(doc.security, [{ bearerAuth: [] }])
+  })
+
+  test('every operation has its stable operationId', () => {
+    const ids = Object.fromEntries(operations.map(([name, op]) => [name, (op as { operationId?: string }).operationId]))
+    assert.deepEqual(ids, {
+      'GET /': 'getServiceIndex',
+      'GET /health/live': 'getLiveness',
+      'GET /health/ready': 'getReadiness',
+      'GET /errors': 'listErrors',
+      'GET /errors/{code}': 'getError',
+      ...(ids['GET /metrics'] === undefined ? {} : { 'GET /metrics': 'getMetrics' }),
+      'POST /v1/users': 'createUser',
+      'GET /v1/users/{id}': 'getUser',
+      'PUT /v1/users/{id}': 'replaceUser',
+      'DELETE /v1/users/{id}': 'deleteUser',
+      'GET /v1/users/{id}/profile': 'getUserProfile',
+      'GET /v1/users/{id}/orders': 'listUserOrders',
+      'PUT /v1/users/{id}/password': 'changePassword',
+      'POST /v1/sessions': 'createSession',
+      'GET /v1/sessions/current': 'getCurrentSession',
+      'DELETE /v1/sessions/current': 'deleteCurrentSession',
+      'GET /v1/posts': 'listPosts',
+      'GET /v1/posts/{id}': 'getPost',
+      'POST /v1/posts': 'createPost',
+      'PUT /v1/posts/{id}': 'replacePost',
+      'PATCH /v1/posts/{id}': 'updatePost',
+      'DELETE /v1/posts/{id}': 'deletePost',
+      'POST /v1/posts/{id}/views': 'countPostView',
+      'GET /v1/products': 'listProducts',
+      'GET /v1/products/{id}': 'getProduct',
+      'POST /v1/products': 'createProduct',
+      'PATCH /v1/products/{id}': 'updateProduct',
+      'POST /v1/orders': 'createOrder',
+      'GET /v1/orders/{id}': 'getOrder',
+      'PATCH /v1/orders/{id}': 'updateOrder'
+    })
+  })
+
+  test('representations are named components that operations reference', () => {
+    for (const name of ['User', 'UserPrivate', 'Session', 'CurrentSession', 'Profile', 'Post', 'Product', 'Order', 'Problem', 'ValidationProblem', 'ErrorEntry']) {
+      assert.ok(doc.components.schemas[name] !== undefined, name)
+    }
+    const [, getPost] = operations.find(([name]) => name === 'GET /v1/posts/{id}')!
+    assert.deepEqual(getPost.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Post' })
+    assert.ok(!JSON.stringify(doc).includes('x-require-one-of'), 'no vendor keyword where JSON Schema says it')
+  })
+
+  test('every PATCH accepts JSON and JSON merge patch', () => {
+    for (const [name, op] of operations.filter(([name]) => name.startsWith('PATCH '))) {
+      assert.deepEqual(Object.keys((op.requestBody as { content: object }).content).sort(), ['application/json', 'application/merge-patch+json'], name)
+    }
+  })
+
+  test('public operations say so (security: []); the others need the bearer token', () => {
+    const publicOps = operations.filter(([, op]) => Array.isArray(op.security) && op.security.length === 0).map(([name]) => name)
+    for (const name of ['POST /v1/users', 'GET /v1/users/{id}', 'POST /v1/sessions', 'GET /v1/posts', 'GET /v1/posts/{id}', 'POST /v1/posts/{id}/views', 'GET /v1/products', 'GET /errors']) {
+      assert.ok(publicOps.includes(name), name)
+    }
+    for (const name of ['GET /v1/sessions/current', 'POST /v1/posts', 'PATCH /v1/orders/{id}', 'POST /v1/products']) {
+      assert.ok(!publicOps.includes(name), name)
+    }
   })
 
   test('the route tree was read (sanity check of the parser above)', () => {
@@ -95,26 +169,27 @@ describe('OpenAPI document', () => {
     const missing: string[] = []
     for (const [name, op] of operations) {
       const codes = new Set([...documentedCodes(op).values()].flat())
-      const expected = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE']
+      const expected = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE', ...(name.startsWith('GET /health/') ? [] : ['TOO_MANY_REQUESTS'])]
       if (name.includes('{id}')) expected.push('VALIDATION_ERROR')
       if (op.requestBody !== undefined) expected.push('VALIDATION_ERROR', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE')
-      if (op.security !== undefined && op.security.length > 0) expected.push('AUTHENTICATION_REQUIRED')
+      if (op.security === undefined || op.security.length > 0) expected.push('AUTHENTICATION_REQUIRED')
       for (const code of expected) if (!codes.has(code)) missing.push(`${name}: ${code}`)
     }
     assert.deepEqual(missing, [])
   })
 
   test('error responses describe the problem body, errors[] included', () => {
-    const [, op] = operations.find(([name]) => name === 'PUT /v1/users/{id}')!
-    const schema = op.responses['400'].content['application/json'].schema
-    assert.deepEqual([...schema.required].sort(), ['code', 'message', 'requestId', 'status', 'title', 'type'])
-    assert.equal(schema.properties.errors.type, 'array')
-    assert.deepEqual([...schema.properties.errors.items.required].sort(), ['field', 'message'])
+    const problem = doc.components.schemas.Problem
+    assert.deepEqual([...problem.required].sort(), ['code', 'message', 'requestId', 'status', 'title', 'type'])
+    assert.equal(problem.properties.errors.type, 'array')
+    const validation = doc.components.schemas.ValidationProblem
+    assert.deepEqual([...validation.required].sort(), ['code', 'errors', 'message', 'requestId', 'status', 'title', 'type'])
+    assert.deepEqual([...doc.components.schemas.FieldError.required].sort(), ['field', 'message'])
   })
 
   test('every error response is offered as application/json and application/problem+json', () => {
     for (const [name, op] of operations) {
-      for (const [status, response] of Object.entries(op.responses)) {
+      for (const [status, response] of Object.entries(op.responses).map(([s, r]) => [s, resolved(r)])) {
         if (Number(status) < 400) continue
         assert.deepEqual(Object.keys(response.content).sort(), ['application/json', 'application/problem+json'], `${name} ${status}`)
         assert.deepEqual(response.content['application/problem+json'].schema, response.content['application/json'].schema)

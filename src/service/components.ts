@@ -1,0 +1,22 @@
+import { FieldErrorSchema, Problem, ValidationProblem } from '../http/schemas.js'
+import { Order, OrderCreateBody, OrderPatchBody } from '../orders/order.schemas.js'
+import { Author, Post, PostCreateBody, PostPatchBody, PostReplaceBody, PostViews } from '../posts/post.schemas.js'
+import { Product, ProductCreateBody, ProductPatchBody } from '../products/product.schemas.js'
+import { CurrentSession, LoginBody, Session, SessionUser } from '../sessions/session.schemas.js'
+import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
+import { ErrorEntry, Health, ServiceIndex } from './service.routes.js'
+
+/**
+ * Every named schema (those with a `$id`, see named() in http/schemas.ts). They are added to
+ * the app once (app.addSchema) before the routes that reference them, so the serializer, the
+ * request validator and the OpenAPI document (components.schemas) all resolve the same names.
+ */
+export const componentSchemas = [
+  FieldErrorSchema, Problem, ValidationProblem,
+  UserPublic, UserPrivate, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
+  LoginBody, SessionUser, Session, CurrentSession,
+  Author, Post, PostCreateBody, PostReplaceBody, PostPatchBody, PostViews,
+  Product, ProductCreateBody, ProductPatchBody,
+  Order, OrderCreateBody, OrderPatchBody,
+  ErrorEntry, Health, ServiceIndex
+]
