@@ -6,6 +6,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config/config.js'
 import { openDatabase, type DialectName } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { checkConformance } from './conformance.js'
 import { scratchDatabase, type ScratchDatabase } from './scratch-database.js'
 
 // Each test file builds its own app on a fresh database: a new SQLite file, or a new
@@ -34,6 +35,8 @@ export async function buildTestApp (env: Record<string, string> = {}): Promise<T
   const database = openDatabase(config.databaseUrl)
   await migrateToLatest(database.db, database.dialect)
   const app = await buildApp({ config, database, logger: false })
+  // Every response of the suite is checked against the OpenAPI document (see conformance.ts).
+  const conformance = checkConformance(app)
   await app.ready()
   let base: string | undefined
   return {
@@ -49,6 +52,7 @@ export async function buildTestApp (env: Record<string, string> = {}): Promise<T
     close: async () => {
       await app.close()
       await drop()
+      conformance.check()
     }
   }
 }
