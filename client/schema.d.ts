@@ -474,12 +474,12 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
             requestId: string;
-            /** @description Only with VALIDATION_ERROR: one entry per failed field. */
+            /** @description Only with VALIDATION_ERROR: one entry per failed field (the first 50). */
             errors?: components["schemas"]["FieldError"][];
         };
         /**
@@ -512,7 +512,7 @@ export interface components {
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
             requestId: string;
-            /** @description One entry per failed field (at most 50). */
+            /** @description One entry per failed field (the first 50; the message says when more failed). */
             errors: components["schemas"]["FieldError"][];
         };
         /**
@@ -1799,7 +1799,7 @@ export interface components {
         "WWW-Authenticate": string;
         /** @description Present when more items follow: `<URL>; rel="next"`, the same path and filters with the next cursor. */
         Link: string;
-        /** @description Present on a replayed response only. */
+        /** @description Present only on a replayed response: the first response to this Idempotency-Key, again. */
         "Idempotent-Replayed": "true";
     };
     pathItems: never;
@@ -2032,13 +2032,15 @@ export interface operations {
             /** @description The Prometheus text exposition format. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
                 };
             };
-            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2070,6 +2072,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3227,13 +3230,53 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            404: components["responses"]["ProductNotFound"];
+            /** @description [PRODUCT_NOT_FOUND](/errors/PRODUCT_NOT_FOUND) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/PRODUCT_NOT_FOUND",
+                     *       "title": "Product not found",
+                     *       "status": 404,
+                     *       "code": "PRODUCT_NOT_FOUND",
+                     *       "message": "The product does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "PRODUCT_NOT_FOUND";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/PRODUCT_NOT_FOUND",
+                     *       "title": "Product not found",
+                     *       "status": 404,
+                     *       "code": "PRODUCT_NOT_FOUND",
+                     *       "message": "The product does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "PRODUCT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description [PRODUCT_NOT_ON_SALE](/errors/PRODUCT_NOT_ON_SALE), [NOT_ENOUGH_STOCK](/errors/NOT_ENOUGH_STOCK), [IDEMPOTENCY_KEY_IN_USE](/errors/IDEMPOTENCY_KEY_IN_USE) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {

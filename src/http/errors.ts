@@ -10,7 +10,7 @@ export interface CatalogueEntry {
   message: string
   /** When the code happens and what a client should do about it. */
   description: string
-  /** Whether the same request, unchanged, may succeed later (429, 503, IDEMPOTENCY_KEY_IN_USE). */
+  /** Whether the same request, unchanged, may succeed later (408, 429, 503, IDEMPOTENCY_KEY_IN_USE). */
   retryable: boolean
 }
 

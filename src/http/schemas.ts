@@ -66,7 +66,7 @@ const problemMembers = {
 /** Every error body: the code, a message, the request id; also an RFC 9457 problem object. */
 export const Problem = named('Problem', Type.Object({
   ...problemMembers,
-  errors: Type.Optional(Type.Array(ref(FieldErrorSchema), { description: 'Only with VALIDATION_ERROR: one entry per failed field.' }))
+  errors: Type.Optional(Type.Array(ref(FieldErrorSchema), { maxItems: 50, description: 'Only with VALIDATION_ERROR: one entry per failed field (the first 50).' }))
 }, {
   description: 'An error. Branch on `code`; `type` links the code\'s catalogue entry.',
   examples: [{ type: '/errors/POST_NOT_FOUND', title: 'Post not found', status: 404, code: 'POST_NOT_FOUND', message: 'The post does not exist.', requestId: 'req-1' }]
@@ -76,7 +76,7 @@ export const Problem = named('Problem', Type.Object({
 export const ValidationProblem = named('ValidationProblem', Type.Object({
   ...problemMembers,
   code: Type.Literal('VALIDATION_ERROR'),
-  errors: Type.Array(ref(FieldErrorSchema), { description: 'One entry per failed field (at most 50).' })
+  errors: Type.Array(ref(FieldErrorSchema), { minItems: 1, maxItems: 50, description: 'One entry per failed field (the first 50; the message says when more failed).' })
 }, {
   description: 'A request that breaks field rules (see /errors/VALIDATION_ERROR).',
   examples: [{

@@ -152,7 +152,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams,
       querystring: PageQuerySchema,
       response: {
-        200: success(Type.Array(ref(Order)), { description: 'A page of orders.', headers: LINK_HEADER, example: Order.examples }),
+        200: success(Type.Array(ref(Order), { maxItems: 100 }), { description: 'A page of orders.', headers: LINK_HEADER, example: Order.examples }),
         ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED')
       }
     }

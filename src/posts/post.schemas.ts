@@ -36,7 +36,7 @@ export const Post = named('Post', Type.Object({
   updatedAt: Timestamp
 }, { description: 'A post.', examples: [postExample] }))
 
-export const PostList = Type.Array(ref(Post), { description: 'Posts, newest first.', examples: [[postExample]] })
+export const PostList = Type.Array(ref(Post), { maxItems: 100, description: 'Posts, newest first: at most `limit` (1 to 100).', examples: [[postExample]] })
 
 export const PostViews = named('PostViews', Type.Object({ views: ViewCount }, { description: 'The post\'s view count after this view.', examples: [{ views: 1 }] }))
 

@@ -45,7 +45,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       security: [],
       querystring: PageQuerySchema,
       response: {
-        200: success(Type.Array(ref(Product)), { description: 'A page of products.', headers: LINK_HEADER, example: Product.examples }),
+        200: success(Type.Array(ref(Product), { maxItems: 100 }), { description: 'A page of products.', headers: LINK_HEADER, example: Product.examples }),
         ...errorResponses('VALIDATION_ERROR')
       }
     }

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
-import { errorResponses } from '../http/schemas.js'
+import { COMMON_HEADERS, unlimitedErrorResponses } from '../http/schemas.js'
 
 // GET /metrics in the Prometheus text format: request counts and latencies per route pattern
 // (never the raw URL, which would give one series per id) plus the process's own metrics.
@@ -32,8 +32,9 @@ export const metrics = fp(async (app) => {
       security: [],
       // The metrics are text; the errors are the usual JSON problem bodies.
       response: {
-        200: { description: 'The Prometheus text exposition format.', content: { 'text/plain': { schema: { type: 'string' } } } },
-        ...errorResponses()
+        200: { description: 'The Prometheus text exposition format.', headers: COMMON_HEADERS, content: { 'text/plain': { schema: { type: 'string' } } } },
+        // Not rate-limited: the scraper is never refused.
+        ...unlimitedErrorResponses()
       }
     }
   }, async (_request, reply) => {

@@ -117,7 +117,8 @@ export const swaggerOptions: SwaggerOptions = {
       license: { name: 'MIT', identifier: 'MIT' },
       contact: { name: 'Resource API maintainers' }
     },
-    servers: [{ url: '/' }],
+    // Public: the API is meant for any client (the metrics live on a private listener).
+    servers: [{ url: '/', 'x-internal': false } as { url: string }],
     // Every operation needs a bearer token unless it says `security: []` (the public ones).
     security: [{ bearerAuth: [] }],
     components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /v1/sessions (log-in).' } } }

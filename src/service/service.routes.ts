@@ -114,7 +114,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'The error catalogue',
       description: 'Every error code the API can answer, with its status, when it happens and what to do about it.',
       security,
-      response: { 200: success(Type.Array(ref(ErrorEntry)), { description: 'Every entry.', example: ErrorEntry.examples }), ...errorResponses() }
+      response: { 200: success(Type.Array(ref(ErrorEntry), { maxItems: errorCodes.length }), { description: 'Every entry.', example: ErrorEntry.examples }), ...errorResponses() }
     }
   }, async () => errorCodes.map((code) => ({ code, ...catalogue[code] })))
 

@@ -40,7 +40,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       security: [],
       body: ref(UserCreateBody),
       response: {
-        201: success(UserPrivate, { description: 'The new user.', headers: LOCATION_HEADER }),
+        201: success(UserPrivate, { description: 'The new user.', headers: { ...LOCATION_HEADER, ...ETAG_HEADER } }),
         ...errorResponses(...BODY_ERRORS, 'DUPLICATE_EMAIL')
       }
     }

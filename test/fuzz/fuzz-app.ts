@@ -66,7 +66,9 @@ export class FuzzFailure extends Error {
 }
 
 export async function startFuzzApp (env: Record<string, string> = {}): Promise<FuzzApp> {
-  const test = await buildTestApp({ ...ENV, ...env })
+  // The fuzzer holds every response to the document itself (response-conformance.ts), counting
+  // its known findings apart; the suite's own check would fail on those at once.
+  const test = await buildTestApp({ ...ENV, ...env }, { conformance: false })
   const operations = operationsOf(test.app.swagger() as Record<string, any>)
   const conformance = new Conformance(operations)
   let sent = 0
