@@ -1,5 +1,5 @@
 // Password hashing cost, and log-in time for an unknown e-mail against a wrong password for a
-// known one: the two must be about the same (contract section 5), which a timed test could not
+// known one: the two must be about the same (docs/api.md), which a timed test could not
 // check reliably on a noisy machine. Prints medians and the ratio, measured in the same run.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-// Keyset paging of GET /v1/posts must cost the same at any depth (contract section 4.4). This
+// Keyset paging of GET /v1/posts must cost the same at any depth (docs/api.md). This
 // seeds at least 100,000 posts on a fresh database and times, through app.inject, the first page
 // against a deep page (the page after the 99,000th newest post, reached by its cursor), with and
 // without the authorId filter. It prints medians and the deep/first ratio (1.00 = same cost), the

@@ -102,7 +102,7 @@ export async function createAdmin (app: FastifyInstance): Promise<TestUser> {
 }
 
 /**
- * Asserts the contract's error shape: status, code, the problem members, the request id, and
+ * Asserts the documented error shape: status, code, the problem members, the request id, and
  * (for VALIDATION_ERROR) exactly this set of failed fields.
  */
 export function assertError (res: LightMyRequestResponse | { statusCode: number, headers: Record<string, unknown>, json: () => any }, status: number, code: string, fields?: string[]): void {

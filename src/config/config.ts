@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { WHATWG_EMAIL } from '../http/email.js'
 
-// Configuration comes only from the environment (contract section 2). It is parsed once at
+// Configuration comes only from the environment (docs/api.md). It is parsed once at
 // start-up; a bad value stops the process with one line naming the variable and why.
 
 export interface Config {

@@ -22,7 +22,7 @@ const MERGE_PATCH = 'application/merge-patch+json'
 
 export function registerJsonBody (app: FastifyInstance): void {
   // Checked before the body is read, so that they are a 415 before any 413 or MALFORMED_JSON
-  // (contract section 6, step 3): a compressed body (no Content-Encoding is supported, RFC 9110
+  // (docs/api.md): a compressed body (no Content-Encoding is supported, RFC 9110
   // 15.5.16), and JSON merge patch, a PATCH format, elsewhere.
   app.addHook('preParsing', async (request) => {
     const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase()

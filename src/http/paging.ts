@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { MAX_ID } from './schemas.js'
 
-// Keyset paging shared by every list (contract section 4.4): newest first by id, `limit` 1–100
+// Keyset paging shared by every list (docs/api.md): newest first by id, `limit` 1–100
 // (default 20), an opaque `cursor`, and a `Link: <…>; rel="next"` that keeps the other query
 // parameters. The cursor is the last id of the page; a page at any depth is one index range scan.
 

@@ -30,7 +30,7 @@ export function problemMediaType (accept: string | undefined): string {
   return problem.exact && problem.q > 0 && problem.q >= json.q ? PROBLEM : 'application/json'
 }
 
-// Writes an ApiError as the contract's error body, which is also an RFC 9457 problem object.
+// Writes an ApiError as the API's error body, which is also an RFC 9457 problem object.
 export function sendProblem (request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   const entry = catalogue[error.code]
   const type = problemMediaType(request.headers.accept)

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 
 // What the JSON parser and validation make of bodies that are absent, empty, not an object,
-// huge or deeply nested (contract section 8): always a 400 (or 413), never a 500.
+// huge or deeply nested (docs/api.md): always a 400 (or 413), never a 500.
 
 const { app, close } = await buildTestApp()
 after(close)

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp } from '../helper.js'
 
 // With CORS_ORIGINS set, the error contract still holds (404 stays 404, every answer is the
-// contract's body) and every error carries the CORS headers, so a browser can read it.
+// API's error body) and every error carries the CORS headers, so a browser can read it.
 
 const ORIGIN = 'https://app.example.com'
 const { app, close } = await buildTestApp({ CORS_ORIGINS: ORIGIN, RATE_LIMIT_PER_MINUTE: '2' })

@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/db/database.js'
 import { assertError, buildTestApp, createUser, dialect } from '../helper.js'
 
 // When the database cannot be reached, requests that need it get 503 SERVICE_UNAVAILABLE with
-// Retry-After: never a 500, never a hang (issue 2 item 3, contract section 7). What needs no
+// Retry-After: never a 500, never a hang (docs/api.md). What needs no
 // database (liveness, the index, routing, request shape) keeps answering.
 
 // A guard so that a hang fails the test instead of blocking the run; not a timing assertion.

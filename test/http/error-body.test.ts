@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 
-// The shape of every error body (contract section 7): {type, title, status, code, message,
+// The shape of every error body (docs/api.md): {type, title, status, code, message,
 // requestId}, plus errors[] for VALIDATION_ERROR only, as application/json, or as
 // application/problem+json when the Accept header asks for it.
 

@@ -6,7 +6,7 @@ import { errorHandler } from '../../src/http/error-handler.js'
 import { ApiError } from '../../src/http/errors.js'
 import { assertError } from '../helper.js'
 
-// The generic 500 (contract section 7): the last fallback, message exactly "An internal server
+// The generic 500 (docs/api.md): the last fallback, message exactly "An internal server
 // error occurred.", nothing internal in the body; the error itself is logged for operators.
 
 const logLines: string[] = []

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http'
 import { after, describe, test } from 'node:test'
 import { buildTestApp, createUser } from '../helper.js'
 
-// X-Request-Id on every response (contract section 7): the client's own when it is sane (1 to
+// X-Request-Id on every response (docs/api.md): the client's own when it is sane (1 to
 // 128 printable ASCII characters), otherwise a generated one; on errors it equals requestId.
 
 const { app, url, close } = await buildTestApp({ BODY_LIMIT_BYTES: '1024' })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 
-// Routing is the first check (contract section 6, step 1): an unknown path is 404 NOT_FOUND, a
+// Routing is the first check (docs/api.md): an unknown path is 404 NOT_FOUND, a
 // known path with another method is 405 METHOD_NOT_ALLOWED with Allow, whatever the request's
 // body, content type or size.
 
@@ -89,7 +89,7 @@ describe('known path, other method: 405 METHOD_NOT_ALLOWED with Allow', () => {
 })
 
 describe('paths the router cannot read', () => {
-  test('bad percent-encoding is 400 VALIDATION_ERROR on the field path, in the contract\'s body', async () => {
+  test('bad percent-encoding is 400 VALIDATION_ERROR on the field path, in the API\'s error body', async () => {
     for (const url of ['/v1/users/%E0%A4%A', '/v1/users/%zz', '/nowhere/%', '/v1/users/%C0%AF']) {
       const res = await app.inject({ method: 'GET', url })
       assertError(res, 400, 'VALIDATION_ERROR', ['path'])

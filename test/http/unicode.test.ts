@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser, dialect } from '../helper.js'
 
-// Strings holding a NUL character or an unpaired surrogate fail their field (contract section 8):
+// Strings holding a NUL character or an unpaired surrogate fail their field (docs/api.md):
 // the two databases would store them differently or refuse them. Valid Unicode is stored and
 // returned exactly, on both databases.
 

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { buildTestApp, createAdmin, createUser } from '../helper.js'
 import { createProduct, stockOf } from '../products/fixtures.js'
 
-// Stock never goes below zero under any concurrency (contract section 4.2), over real HTTP.
+// Stock never goes below zero under any concurrency (docs/api.md), over real HTTP.
 
 const { app, url, close } = await buildTestApp()
 after(close)

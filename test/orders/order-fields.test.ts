@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
 import { createProduct, postOrder, sendRaw, stockOf } from '../products/fixtures.js'
 
-// Every field rule of POST /v1/orders (contract section 8), with the exact failed fields.
+// Every field rule of POST /v1/orders (docs/api.md), with the exact failed fields.
 
 const { app, close } = await buildTestApp()
 after(close)

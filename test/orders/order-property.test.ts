@@ -6,7 +6,7 @@ import { createProduct } from '../products/fixtures.js'
 
 // Property: whatever a client sends to POST /v1/orders and PATCH /v1/orders/{id} (any JSON
 // values, any Idempotency-Key), the answer is never a 500, and a 400 names exactly the members
-// the contract's field rules refuse.
+// the documented field rules refuse.
 
 const { app, close } = await buildTestApp()
 after(close)

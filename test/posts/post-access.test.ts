@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
 import { createPost, readPost, sendRaw } from './posts.helper.js'
 
-// Who may write, and the order of checks (contract section 6): 401, then the whole shape
+// Who may write, and the order of checks (docs/api.md): 401, then the whole shape
 // (400), then 404, then 403, then 412.
 
 const { app, close } = await buildTestApp()

@@ -6,7 +6,7 @@ import { createPost } from './posts.helper.js'
 
 // Property: whatever JSON a client sends to POST, PUT or PATCH a post, and whatever it puts in
 // the path and the list's query, the answer is never a 500, and it is exactly what the field
-// rules of contract section 8 predict. The oracle is written from the contract, independently
+// rules of docs/api.md predict. The oracle is written from the documented rules (docs/api.md), independently
 // of the route's schemas.
 
 const { app, close } = await buildTestApp()
@@ -22,7 +22,7 @@ function textOk (value: unknown, max: number): boolean {
   return typeof value === 'string' && !value.includes('\u0000') && value.isWellFormed() && /\S/u.test(value) && [...value].length <= max
 }
 
-/** The failed fields the contract predicts for a body of this method. */
+/** The failed fields the documented rules predict for a body of this method. */
 function expectedFailures (method: 'POST' | 'PUT' | 'PATCH', body: Record<string, unknown>): string[] {
   const failed: string[] = []
   for (const field of ['title', 'content']) {

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 import { createPost, readPost } from './posts.helper.js'
 
-// If-Match on PUT, PATCH and DELETE (contract section 4.5): a stale tag is 412 and nothing
+// If-Match on PUT, PATCH and DELETE (docs/api.md): a stale tag is 412 and nothing
 // changes, so two clients editing from the same read cannot lose each other's update.
 
 const { app, url, close } = await buildTestApp()

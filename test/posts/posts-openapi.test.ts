@@ -41,7 +41,7 @@ describe('posts in the OpenAPI document', () => {
     })
   }
 
-  test('the error codes per status are the contract\'s', () => {
+  test('the error codes per status are the documented ones', () => {
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '403'), ['FORBIDDEN_POST_ACCESS'])
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '404'), ['POST_NOT_FOUND'])
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '412'), ['PRECONDITION_FAILED'])

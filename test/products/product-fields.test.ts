@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin } from '../helper.js'
 import { sendRaw, validProduct } from './fixtures.js'
 
-// Every field rule of POST /v1/products (contract section 8), with the exact failed fields.
+// Every field rule of POST /v1/products (docs/api.md), with the exact failed fields.
 
 const { app, close } = await buildTestApp()
 after(close)

@@ -4,9 +4,9 @@ import fc from 'fast-check'
 import { buildTestApp, createAdmin } from '../helper.js'
 
 // Property: whatever JSON is sent for each member of POST /v1/products, the answer is never a
-// 500 and is exactly what the field rules of contract section 8 predict: 201 with the values
+// 500 and is exactly what the field rules of docs/api.md predict: 201 with the values
 // sent (and the defaults), or 400 naming exactly the members that break a rule. The oracle is
-// written from the contract, independently of the route's schemas.
+// written from the documented rules (docs/api.md), independently of the route's schemas.
 
 const { app, close } = await buildTestApp()
 after(close)

@@ -7,7 +7,7 @@ import { assertError, buildTestApp } from '../helper.js'
 // stable title, a description and whether it is retryable, and GET /errors/CODE answering its entry.
 
 // Copied by hand from the table in docs/api.md, so that a change to either side shows up here.
-const CONTRACT_TABLE: Record<string, number> = {
+const DOCUMENTED_TABLE: Record<string, number> = {
   VALIDATION_ERROR: 400,
   MALFORMED_JSON: 400,
   AUTHENTICATION_REQUIRED: 401,
@@ -44,12 +44,12 @@ const { app, close } = await buildTestApp()
 after(close)
 
 describe('the error catalogue', () => {
-  test('holds exactly the codes of the contract table, each with the table\'s status', () => {
-    assert.deepEqual([...errorCodes].sort(), Object.keys(CONTRACT_TABLE).sort())
-    for (const code of errorCodes) assert.equal(catalogue[code].status, CONTRACT_TABLE[code], code)
+  test('holds exactly the codes of the documented table, each with the table\'s status', () => {
+    assert.deepEqual([...errorCodes].sort(), Object.keys(DOCUMENTED_TABLE).sort())
+    for (const code of errorCodes) assert.equal(catalogue[code].status, DOCUMENTED_TABLE[code], code)
   })
 
-  test('titles are distinct, messages non-empty; the 500 message is the contract\'s', () => {
+  test('titles are distinct, messages non-empty; the 500 message is the documented one', () => {
     const titles = errorCodes.map((code) => catalogue[code].title)
     assert.equal(new Set(titles).size, titles.length)
     for (const code of errorCodes) {
@@ -63,21 +63,21 @@ describe('the error catalogue', () => {
     const res = await app.inject({ method: 'GET', url: '/errors' })
     assert.equal(res.statusCode, 200)
     const entries = res.json() as Array<{ code: string, status: number, title: string, message: string }>
-    assert.deepEqual(entries.map((e) => e.code).sort(), Object.keys(CONTRACT_TABLE).sort())
+    assert.deepEqual(entries.map((e) => e.code).sort(), Object.keys(DOCUMENTED_TABLE).sort())
     for (const entry of entries) {
       assert.deepEqual(Object.keys(entry).sort(), ['code', 'description', 'message', 'retryable', 'status', 'title'])
-      assert.equal(entry.status, CONTRACT_TABLE[entry.code], entry.code)
+      assert.equal(entry.status, DOCUMENTED_TABLE[entry.code], entry.code)
     }
   })
 
   test('GET /errors/CODE returns the entry for every code', async () => {
-    for (const code of Object.keys(CONTRACT_TABLE)) {
+    for (const code of Object.keys(DOCUMENTED_TABLE)) {
       const res = await app.inject({ method: 'GET', url: `/errors/${code}` })
       assert.equal(res.statusCode, 200, code)
       assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
       const entry = res.json()
       assert.equal(entry.code, code)
-      assert.equal(entry.status, CONTRACT_TABLE[code])
+      assert.equal(entry.status, DOCUMENTED_TABLE[code])
       assert.equal(entry.title, catalogue[code as keyof typeof catalogue].title)
       assert.equal(entry.description, catalogue[code as keyof typeof catalogue].description)
       assert.equal(entry.retryable, catalogue[code as keyof typeof catalogue].retryable)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { buildTestApp, dialect } from '../helper.js'
 
-// Liveness and readiness (contract section 1). The 503 side of readiness is in
+// Liveness and readiness (docs/api.md). The 503 side of readiness is in
 // test/http/database-unavailable.test.ts.
 
 const { app, url, close } = await buildTestApp()

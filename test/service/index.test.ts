@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { after, describe, test } from 'node:test'
 import { buildTestApp } from '../helper.js'
 
-// GET / (the service index) and GET /docs (the interactive reference), contract section 1.
+// GET / (the service index) and GET /docs (the interactive reference), docs/api.md
 
 const { app, close } = await buildTestApp()
 after(close)

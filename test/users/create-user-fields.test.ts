@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, uniqueEmail } from '../helper.js'
 
-// POST /v1/users, contract section 8, one field at a time: missing, wrong type, blank, too long,
+// POST /v1/users, docs/api.md, one field at a time: missing, wrong type, blank, too long,
 // at the limit. Every failure names exactly the failed field.
 
 const { app, close } = await buildTestApp()

@@ -4,9 +4,9 @@ import fc from 'fast-check'
 import { buildTestApp } from '../helper.js'
 
 // Property: whatever JSON is sent for each member of POST /v1/users, the answer is never a 500,
-// and it is exactly what the field rules of contract section 8 predict: 201 (or 409 for an
+// and it is exactly what the field rules of docs/api.md predict: 201 (or 409 for an
 // e-mail taken before), or 400 naming exactly the members that break a rule.
-// The oracle below is written from the contract, independently of the route's schemas.
+// The oracle below is written from the documented rules (docs/api.md), independently of the route's schemas.
 
 const { app, close } = await buildTestApp()
 after(close)
@@ -34,7 +34,7 @@ const RULES: Record<string, (v: unknown) => boolean> = {
   name: (v) => textOk(v, 1, 20)
 }
 
-/** The set of fields the contract says must fail. */
+/** The set of fields the documented rules say must fail. */
 function expectedFailures (body: Record<string, unknown>): string[] {
   const failed = Object.keys(RULES).filter((field) => !(field in body) || !RULES[field]!(body[field]))
   for (const key of Object.keys(body)) if (!(key in RULES) && key !== 'id') failed.push(key)
