@@ -193,7 +193,7 @@ export interface paths {
         get?: never;
         /**
          * Change your password
-         * @description Needs the current password (a wrong one is 401 INVALID_CREDENTIALS and counts as a failed log-in). Every other session of the user is revoked; this one stays.
+         * @description Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays.
          */
         put: operations["changePassword"];
         post?: never;
@@ -400,7 +400,7 @@ export interface paths {
         };
         /**
          * Read an order (its owner or an admin)
-         * @description Sends a strong ETag; with a current If-None-Match the answer is 304.
+         * @description Sends a strong ETag; with a current If-None-Match the answer is 304. Someone else's order is 404 ORDER_NOT_FOUND, as if it did not exist.
          */
         get: operations["getOrder"];
         put?: never;
@@ -410,7 +410,7 @@ export interface paths {
         head?: never;
         /**
          * Cancel or ship an order
-         * @description `{"status": "CANCELED"}`: the owner or an admin, while the order is PAID (else 409 ORDER_CANNOT_CANCEL); the units go back to stock. `{"status": "SHIPPED"}`: an admin, from PAID (else 409 ORDER_CANNOT_SHIP). Other members of the representation are read-only: accepted and ignored. Checks run in this order: 404, 403, 412 (If-Match), 409.
+         * @description `{"status": "CANCELED"}`: the owner or an admin, while the order is PAID (else 409 ORDER_CANNOT_CANCEL); the units go back to stock. `{"status": "SHIPPED"}`: an admin, from PAID (else 409 ORDER_CANNOT_SHIP). Other members of the representation are read-only: accepted and ignored. Someone else's order is 404 ORDER_NOT_FOUND, as if it did not exist. Checks run in this order: 404, 403, 412 (If-Match), 409.
          */
         patch: operations["updateOrder"];
         trace?: never;
@@ -2342,46 +2342,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
-            /** @description [AUTHENTICATION_REQUIRED](/errors/AUTHENTICATION_REQUIRED), [INVALID_CREDENTIALS](/errors/INVALID_CREDENTIALS) */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/AUTHENTICATION_REQUIRED",
-                     *       "title": "Authentication required",
-                     *       "status": 401,
-                     *       "code": "AUTHENTICATION_REQUIRED",
-                     *       "message": "You must be logged in to perform this action.",
-                     *       "requestId": "req-1"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS";
-                    };
-                    /**
-                     * @example {
-                     *       "type": "/errors/AUTHENTICATION_REQUIRED",
-                     *       "title": "Authentication required",
-                     *       "status": 401,
-                     *       "code": "AUTHENTICATION_REQUIRED",
-                     *       "message": "You must be logged in to perform this action.",
-                     *       "requestId": "req-1"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS";
-                    };
-                };
-            };
+            401: components["responses"]["AuthenticationRequired"];
             403: components["responses"]["AccessDenied"];
             404: components["responses"]["UserNotFound"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3412,7 +3373,6 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
             404: components["responses"]["OrderNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
