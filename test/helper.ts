@@ -21,6 +21,20 @@ async function freshDatabaseUrl (): Promise<ScratchDatabase> {
   return await scratchDatabase('test', adminUrl)
 }
 
+/**
+ * Defaults for tests: the general, sign-up and per-address log-in limits are out of the way
+ * (most files create many users and send many requests from one address), and no metrics
+ * listener is opened. The tests of each limit set their own values.
+ */
+export const QUIET_LIMITS: Record<string, string> = {
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_PER_MINUTE: '0',
+  SIGNUPS_PER_CLIENT_PER_HOUR: '1000000',
+  LOGIN_FAILURES_PER_CLIENT: '1000000',
+  LOGIN_FAILURES_PER_ACCOUNT: '1000000',
+  METRICS_PORT: '0'
+}
+
 export interface TestApp {
   app: FastifyInstance
   config: Config
@@ -31,7 +45,7 @@ export interface TestApp {
 
 export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean } = {}): Promise<TestApp> {
   const { url: databaseUrl, drop } = await freshDatabaseUrl()
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: databaseUrl })
+  const config = loadConfig({ ...QUIET_LIMITS, ...env, DATABASE_URL: databaseUrl })
   const database = openDatabase(config.databaseUrl)
   await migrateToLatest(database.db, database.dialect)
   const app = await buildApp({ config, database, logger: false })

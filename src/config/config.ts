@@ -17,6 +17,10 @@ export interface Config {
   rateLimitPerMinute: number
   loginFailuresPerEmail: number
   loginFailuresPerClient: number
+  loginFailuresPerAccount: number
+  signupsPerClientPerHour: number
+  metricsHost: string
+  metricsPort: number
   /** Addresses or CIDRs of the proxies whose X-Forwarded-For is believed (empty: none). */
   trustProxy: string[]
   /** How long a shutdown keeps serving (readiness 503, `Connection: close`) before it stops accepting. */
@@ -113,9 +117,14 @@ export function loadConfig (env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1048576, 1, 1073741824),
     logLevel,
     corsOrigins,
-    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1000000),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1000000),
     loginFailuresPerEmail: integer(env, 'LOGIN_FAILURES_PER_EMAIL', 10, 1, 1000000),
     loginFailuresPerClient: integer(env, 'LOGIN_FAILURES_PER_CLIENT', 100, 1, 1000000),
+    loginFailuresPerAccount: integer(env, 'LOGIN_FAILURES_PER_ACCOUNT', 100, 1, 1000000),
+    signupsPerClientPerHour: integer(env, 'SIGNUPS_PER_CLIENT_PER_HOUR', 20, 1, 1000000),
+    // /metrics is served only here, never on the public listener (METRICS_PORT=0: nowhere).
+    metricsHost: env.METRICS_HOST === undefined || env.METRICS_HOST === '' ? '127.0.0.1' : env.METRICS_HOST,
+    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
     trustProxy: trustProxy(env),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 5000, 0, 600000)
   }

@@ -27,10 +27,11 @@ export interface VerifiedCredentials {
  * give the same error, message and (through the dummy hash) the same time.
  */
 export async function verifyCredentials (db: Db, config: Config, email: string, password: string, client: string): Promise<VerifiedCredentials> {
-  const keys = { email: emailKey(email), client }
-  // Counted as a failure from here on, unless the password turns out right.
-  const attempt = await beginLoginAttempt(db, keys, { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient })
   const user = await findUserByEmail(db, email)
+  // Counted as a failure from here on, unless the password turns out right.
+  const attempt = await beginLoginAttempt(db, { email: emailKey(email), client, userId: user?.id }, {
+    perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient, perAccount: config.loginFailuresPerAccount
+  })
   const ok = user === undefined ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
   if (user === undefined || !ok) throw invalidCredentials(attempt.headers(true))
   return { user, headers: attempt.headers(false), succeeded: attempt.succeeded }

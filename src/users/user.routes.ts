@@ -12,6 +12,7 @@ import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatc
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCurrentPassword } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
+import { countSignup } from './signup-limit.js'
 import { countPostsByAuthor, deleteUser, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
 import { toUserPrivate, toUserPublic } from './user.representation.js'
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
@@ -46,6 +47,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { email, password, name } = request.body
+    void reply.headers(await countSignup(db, request.ip, app.config.signupsPerClientPerHour))
     // A cheap early answer for the common case; the unique index decides the race.
     if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
     const passwordHash = await hashPassword(password)

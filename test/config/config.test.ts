@@ -14,9 +14,13 @@ describe('loadConfig', () => {
       bodyLimitBytes: 1048576,
       logLevel: 'info',
       corsOrigins: [],
-      rateLimitPerMinute: 0,
+      rateLimitPerMinute: 600,
       loginFailuresPerEmail: 10,
       loginFailuresPerClient: 100,
+      loginFailuresPerAccount: 100,
+      signupsPerClientPerHour: 20,
+      metricsHost: '127.0.0.1',
+      metricsPort: 9464,
       trustProxy: [],
       shutdownGraceMs: 5000
     })
@@ -26,7 +30,8 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '0', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u:p@db:5432/app', ADMIN_EMAIL: 'a@example.com', ADMIN_PASSWORD: 'password1',
       SESSION_TTL_SECONDS: '60', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'debug', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
-      RATE_LIMIT_PER_MINUTE: '600', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50',
+      RATE_LIMIT_PER_MINUTE: '0', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50',
+      LOGIN_FAILURES_PER_ACCOUNT: '70', SIGNUPS_PER_CLIENT_PER_HOUR: '3', METRICS_HOST: '10.0.0.5', METRICS_PORT: '0',
       TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback', SHUTDOWN_GRACE_MS: '0'
     })
     assert.deepEqual(config.trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', 'loopback'])
@@ -35,9 +40,13 @@ describe('loadConfig', () => {
     assert.equal(config.host, '0.0.0.0')
     assert.equal(config.databaseUrl, 'postgres://u:p@db:5432/app')
     assert.deepEqual(config.corsOrigins, ['https://a.example', 'http://localhost:5173'])
-    assert.equal(config.rateLimitPerMinute, 600)
+    assert.equal(config.rateLimitPerMinute, 0)
     assert.equal(config.loginFailuresPerEmail, 5)
     assert.equal(config.loginFailuresPerClient, 50)
+    assert.equal(config.loginFailuresPerAccount, 70)
+    assert.equal(config.signupsPerClientPerHour, 3)
+    assert.equal(config.metricsHost, '10.0.0.5')
+    assert.equal(config.metricsPort, 0)
     assert.equal(config.sessionTtlSeconds, 60)
     assert.equal(config.bodyLimitBytes, 2048)
   })
@@ -50,6 +59,8 @@ describe('loadConfig', () => {
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://ok.example/path' }],
     ['RATE_LIMIT_PER_MINUTE', { RATE_LIMIT_PER_MINUTE: '1.5' }], ['LOGIN_FAILURES_PER_EMAIL', { LOGIN_FAILURES_PER_EMAIL: 'x' }],
     ['LOGIN_FAILURES_PER_CLIENT', { LOGIN_FAILURES_PER_CLIENT: '0' }],
+    ['LOGIN_FAILURES_PER_ACCOUNT', { LOGIN_FAILURES_PER_ACCOUNT: '0' }], ['SIGNUPS_PER_CLIENT_PER_HOUR', { SIGNUPS_PER_CLIENT_PER_HOUR: '-1' }],
+    ['METRICS_PORT', { METRICS_PORT: '65536' }], ['RATE_LIMIT_PER_MINUTE', { RATE_LIMIT_PER_MINUTE: 'off' }],
     ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'only-email@example.com' }], ['ADMIN_EMAIL', { ADMIN_PASSWORD: 'only password' }],
     ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }],
     ['ADMIN_EMAIL', { ADMIN_EMAIL: 'not an e-mail', ADMIN_PASSWORD: 'long enough' }],

@@ -5,9 +5,10 @@ import { buildApp } from '../../src/app.js'
 import { openDatabase } from '../../src/db/database.js'
 import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
 
-// Failed log-ins per e-mail (LOGIN_FAILURES_PER_EMAIL=3): past the limit 429 with Retry-After
-// and the RateLimit fields, whatever the password. Counts live in the database. Each test uses
-// its own client address so the per-client limit stays out of the way.
+// Failed log-ins per e-mail from one client address (LOGIN_FAILURES_PER_EMAIL=3): past the limit
+// 429 with Retry-After and the RateLimit fields, whatever the password; another address is not
+// refused by it. Counts live in the database. Each test uses its own client address so the
+// per-client limit stays out of the way (the per-account one is, by the helper's defaults).
 
 const { app, config, close } = await buildTestApp({ LOGIN_FAILURES_PER_EMAIL: '3', LOGIN_FAILURES_PER_CLIENT: '100' })
 after(close)
@@ -17,7 +18,7 @@ const newClient = () => { clients += 1; return `10.1.0.${clients}` }
 const logIn = (email: string, password: string, remoteAddress = '10.1.1.1') =>
   app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password }, remoteAddress })
 const emailFailures = async (email: string) => (await app.db.selectFrom('login_failures').select('id')
-  .where('scope', '=', 'email').where('key', '=', email.toLowerCase()).execute()).length
+  .where('email', '=', email.toLowerCase()).execute()).length
 
 function assertThrottled (res: LightMyRequestResponse): void {
   assertError(res, 429, 'TOO_MANY_REQUESTS')
@@ -29,7 +30,7 @@ function assertThrottled (res: LightMyRequestResponse): void {
 }
 
 describe('log-in throttling per e-mail', () => {
-  test('3 failures are 401; the 4th attempt is 429 even with the right password', async () => {
+  test('3 failures are 401; the 4th attempt from that address is 429 even with the right password', async () => {
     const user = await createUser(app)
     const client = newClient()
     for (let i = 1; i <= 3; i++) {
@@ -39,8 +40,10 @@ describe('log-in throttling per e-mail', () => {
     }
     assertThrottled(await logIn(user.email, 'wrong password 4', client))
     assertThrottled(await logIn(user.email, user.password, client))
-    assertThrottled(await logIn(user.email.toUpperCase(), user.password, newClient()))
+    assertThrottled(await logIn(user.email.toUpperCase(), user.password, client))
     assert.equal(await emailFailures(user.email), 3, 'refused attempts are not counted again')
+    // The limit is per address: the user, elsewhere, still logs in.
+    assert.equal((await logIn(user.email, user.password, newClient())).statusCode, 201)
   })
 
   test('the success before the limit carries the RateLimit fields', async () => {
@@ -66,7 +69,7 @@ describe('log-in throttling per e-mail', () => {
     await logIn(user.email, 'wrong password', client)
     await logIn(user.email.toUpperCase(), 'wrong password', client)
     assert.equal(await emailFailures(user.email), 2)
-    const rows = await app.db.selectFrom('login_failures').selectAll().where('key', '=', user.email).execute()
+    const rows = await app.db.selectFrom('login_failures').selectAll().where('email', '=', user.email).execute()
     assert.equal(rows.length, 0, 'keys are lower-cased')
     assert.equal((await logIn(user.email, user.password, client)).statusCode, 201)
     assert.equal(await emailFailures(user.email), 0)
@@ -84,20 +87,23 @@ describe('log-in throttling per e-mail', () => {
 
   test('a wrong currentPassword on PUT /users/{id}/password counts as a failed log-in', async () => {
     const user = await createUser(app)
-    const change = (currentPassword: string) => app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: user.auth, payload: { currentPassword, newPassword: 'a new password' }, remoteAddress: newClient() })
+    const client = newClient()
+    const change = (currentPassword: string) => app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: user.auth, payload: { currentPassword, newPassword: 'a new password' }, remoteAddress: client })
     for (let i = 0; i < 3; i++) assertError(await change('wrong password'), 400, 'VALIDATION_ERROR', ['currentPassword'])
+    assert.equal(await emailFailures(user.email), 3)
     assertThrottled(await change(user.password))
-    assertThrottled(await logIn(user.email, user.password, newClient()))
+    assertThrottled(await logIn(user.email, user.password, client))
   })
 
   test('failures older than 15 minutes no longer count; Retry-After says when the oldest ages out', async () => {
     const user = await createUser(app)
     const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString()
-    const key = user.email.toLowerCase()
-    await app.db.insertInto('login_failures').values([16, 17, 30].map((m) => ({ scope: 'email' as const, key, failed_at: at(m) }))).execute()
-    assert.equal((await logIn(user.email, user.password, newClient())).statusCode, 201)
-    await app.db.insertInto('login_failures').values([14, 10, 5].map((m) => ({ scope: 'email' as const, key, failed_at: at(m) }))).execute()
-    const res = await logIn(user.email, user.password, newClient())
+    const email = user.email.toLowerCase()
+    const client = newClient()
+    await app.db.insertInto('login_failures').values([16, 17, 30].map((m) => ({ email, client, failed_at: at(m) }))).execute()
+    assert.equal((await logIn(user.email, user.password, client)).statusCode, 201)
+    await app.db.insertInto('login_failures').values([14, 10, 5].map((m) => ({ email, client, failed_at: at(m) }))).execute()
+    const res = await logIn(user.email, user.password, client)
     assertThrottled(res)
     const retryAfter = Number(res.headers['retry-after'])
     assert.ok(retryAfter > 50 && retryAfter <= 61, `the failure 14 minutes old frees a slot in about 60 s, got ${retryAfter}`)
@@ -106,11 +112,11 @@ describe('log-in throttling per e-mail', () => {
   test('failures that left the window are deleted for every e-mail and address, not only the one trying', async () => {
     const old = new Date(Date.now() - 16 * 60_000).toISOString()
     await app.db.insertInto('login_failures').values([
-      { scope: 'email' as const, key: 'gone-for-good@example.com', failed_at: old },
-      { scope: 'client' as const, key: '203.0.113.99', failed_at: old }
+      { email: 'gone-for-good@example.com', client: '203.0.113.98', failed_at: old },
+      { email: 'gone-too@example.com', client: '203.0.113.99', failed_at: old }
     ]).execute()
     assertError(await logIn('someone-else@example.com', 'wrong password', newClient()), 401, 'INVALID_CREDENTIALS')
-    const left = await app.db.selectFrom('login_failures').select('key').where('failed_at', '<=', old).execute()
+    const left = await app.db.selectFrom('login_failures').select('email').where('failed_at', '<=', old).execute()
     assert.deepEqual(left, [])
   })
 
@@ -139,8 +145,9 @@ describe('log-in throttling per e-mail', () => {
     const user = await createUser(app)
     const second = await buildApp({ config, database: openDatabase(config.databaseUrl), logger: false })
     try {
-      for (let i = 0; i < 3; i++) assertError(await logIn(user.email, 'wrong password', newClient()), 401, 'INVALID_CREDENTIALS')
-      const res = await second.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password }, remoteAddress: newClient() })
+      const client = newClient()
+      for (let i = 0; i < 3; i++) assertError(await logIn(user.email, 'wrong password', client), 401, 'INVALID_CREDENTIALS')
+      const res = await second.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password }, remoteAddress: client })
       assertThrottled(res)
     } finally {
       await second.close()

@@ -124,7 +124,7 @@ describe('POST /v1/sessions', () => {
     const email = uniqueEmail()
     await logIn({ email, password: '' })
     await logIn({ email, password: 5 })
-    const rows = await app.db.selectFrom('login_failures').select('id').where('key', '=', email).execute()
+    const rows = await app.db.selectFrom('login_failures').select('id').where('email', '=', email).execute()
     assert.equal(rows.length, 0)
   })
 
