@@ -35,7 +35,7 @@ console.log(`argon2id hash   (m=19 MiB, t=2, p=1): median ${median(hashTimes).to
 console.log(`argon2id verify (wrong password):     median ${median(verifyTimes).toFixed(1)} ms over ${ROUNDS}`)
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-login-'))
-const config = loadConfig({ DATABASE_URL: `file:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent', LOGIN_FAILURES_PER_EMAIL: '1000000', LOGIN_FAILURES_PER_CLIENT: '1000000' })
+const config = loadConfig({ DATABASE_URL: `file:${join(dir, 'bench.db')}`, LOG_LEVEL: 'silent', LOGIN_FAILURES_PER_EMAIL: '1000000', LOGIN_FAILURES_PER_CLIENT: '1000000', LOGIN_FAILURES_PER_ACCOUNT: '1000000' })
 const database = openDatabase(config.databaseUrl)
 await migrateToLatest(database.db, database.dialect)
 const app = await buildApp({ config, database, logger: false })

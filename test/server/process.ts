@@ -1,8 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
+import { QUIET_LIMITS } from '../helper.js'
 
 // Runs src/server.ts as a real process (as `npm start` does after building), for what only a
-// process shows: start-up, configuration errors, signals and exit codes.
+// process shows: start-up, configuration errors, signals and exit codes. The limits and the
+// metrics listener are set as for in-process tests (QUIET_LIMITS), unless a test says otherwise.
 
 export interface ServerProcess {
   child: ChildProcessWithoutNullStreams
@@ -17,7 +19,7 @@ export interface ServerProcess {
 
 export function startServer (env: Record<string, string>): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', LOG_LEVEL: 'info', ...env }
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...QUIET_LIMITS, LOG_LEVEL: 'info', ...env }
   })
   let out = ''
   let err = ''
