@@ -2,30 +2,67 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp } from '../helper.js'
 
+// The general limit (RATE_LIMIT_PER_MINUTE, 3 here) on @fastify/rate-limit: 429 in our error body
+// with Retry-After and the IETF RateLimit fields; exempt by route (health, docs, OpenAPI), never by
+// raw URL; keyed by the client address.
+
 const { app, close } = await buildTestApp({ RATE_LIMIT_PER_MINUTE: '3' })
 after(close)
+const get = (url: string, remoteAddress: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, remoteAddress, headers })
 
 describe('RATE_LIMIT_PER_MINUTE', () => {
   test('the 4th request in a minute from one address is 429 with Retry-After and RateLimit fields', async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await app.inject({ method: 'GET', url: '/v1/users/1', remoteAddress: '10.0.0.1' })
+      const res = await get('/v1/users/1', '10.0.0.1')
       assertError(res, 404, 'USER_NOT_FOUND')
       assert.equal(res.headers['ratelimit-policy'], '"default";q=3;w=60')
       assert.match(String(res.headers.ratelimit), new RegExp(`^"default";r=${2 - i};t=\\d+$`))
+      assert.equal(res.headers['x-ratelimit-limit'], undefined, 'not the plugin\'s own headers')
     }
-    const limited = await app.inject({ method: 'GET', url: '/v1/users/1', remoteAddress: '10.0.0.1' })
+    const limited = await get('/v1/users/1', '10.0.0.1', { accept: 'application/problem+json' })
     assertError(limited, 429, 'TOO_MANY_REQUESTS')
+    assert.match(String(limited.headers['content-type']), /^application\/problem\+json/)
     assert.match(String(limited.headers['retry-after']), /^[1-9]\d*$/)
     assert.ok(Number(limited.headers['retry-after']) <= 60)
-    assert.match(String(limited.headers.ratelimit), /^"default";r=0;t=\d+$/)
+    assert.match(String(limited.headers.ratelimit), /^"default";r=0;t=[1-9]\d*$/)
+    assert.equal(limited.headers['ratelimit-policy'], '"default";q=3;w=60')
   })
 
-  test('another address has its own window; health checks are never limited', async () => {
-    const other = await app.inject({ method: 'GET', url: '/v1/users/1', remoteAddress: '10.0.0.2' })
-    assertError(other, 404, 'USER_NOT_FOUND')
-    for (let i = 0; i < 5; i++) {
-      const health = await app.inject({ method: 'GET', url: '/health/live', remoteAddress: '10.0.0.1' })
-      assert.equal(health.statusCode, 200)
+  test('another address has its own window', async () => {
+    assertError(await get('/v1/users/1', '10.0.0.2'), 404, 'USER_NOT_FOUND')
+  })
+
+  test('exempt by route: health, the docs and the OpenAPI document, whatever the query', async () => {
+    for (let i = 0; i < 3; i++) await get('/v1/users/1', '10.0.0.3')
+    assertError(await get('/v1/users/1', '10.0.0.3'), 429, 'TOO_MANY_REQUESTS')
+    for (const url of ['/health/live', '/health/live?x=1', '/health/ready', '/openapi.json', '/docs/json', '/docs']) {
+      const res = await get(url, '10.0.0.3')
+      assert.equal(res.statusCode, 200, `${url}: ${res.body.slice(0, 200)}`)
+      assert.equal(res.headers.ratelimit, undefined)
+    }
+  })
+
+  test('not by raw URL: /metrics?x=1 and unknown paths count like any request', async () => {
+    for (let i = 0; i < 3; i++) assertError(await get('/metrics?x=1', '10.0.0.4'), 404, 'NOT_FOUND')
+    assertError(await get('/metrics?x=1', '10.0.0.4'), 429, 'TOO_MANY_REQUESTS')
+    assertError(await get('/health/live/../../v1/users/1', '10.0.0.4'), 429, 'TOO_MANY_REQUESTS')
+    assertError(await get('/nowhere', '10.0.0.4'), 429, 'TOO_MANY_REQUESTS')
+  })
+})
+
+describe('defaults', () => {
+  test('on by default at 600 per minute; 0 turns it off', async () => {
+    const byDefault = await buildTestApp({ RATE_LIMIT_PER_MINUTE: '' })
+    const off = await buildTestApp({ RATE_LIMIT_PER_MINUTE: '0' })
+    try {
+      const res = await byDefault.app.inject({ method: 'GET', url: '/v1/users/1' })
+      assert.equal(res.headers['ratelimit-policy'], '"default";q=600;w=60')
+      assert.match(String(res.headers.ratelimit), /^"default";r=599;t=\d+$/)
+      const free = await off.app.inject({ method: 'GET', url: '/v1/users/1' })
+      assert.equal(free.headers['ratelimit-policy'], undefined)
+    } finally {
+      await byDefault.close()
+      await off.close()
     }
   })
 })
