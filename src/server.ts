@@ -74,6 +74,7 @@ closeWithGrace({
 
 try {
   await app.listen({ port: config.port, host: config.host })
+  if (config.metricsPort !== 0) app.log.info(`metrics listening at http://${await app.metricsListener.listen(config.metricsHost, config.metricsPort)}/metrics`)
 } catch (error) {
   app.log.fatal({ err: error }, 'could not listen')
   await app.close()

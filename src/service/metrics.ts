@@ -1,10 +1,10 @@
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
-import { COMMON_HEADERS, unlimitedErrorResponses } from '../http/schemas.js'
+import { createMetricsListener } from './metrics-listener.js'
 
-// GET /metrics in the Prometheus text format: request counts and latencies per route pattern
-// (never the raw URL, which would give one series per id) plus the process's own metrics.
-// After routing and the OpenAPI plugin, whose onRoute hooks must see the /metrics route.
+// Metrics in the Prometheus text format: request counts and latencies per route pattern (never
+// the raw URL, which would give one series per id) plus the process's own metrics. They are
+// read on a private listener of their own (METRICS_HOST:METRICS_PORT), never on the public port.
 export const metrics = fp(async (app) => {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -24,20 +24,8 @@ export const metrics = fp(async (app) => {
     duration.observe(labels, reply.elapsedTime / 1000)
   })
 
-  app.get('/metrics', {
-    schema: {
-      tags: ['service'],
-      operationId: 'getMetrics',
-      summary: 'Prometheus metrics',
-      security: [],
-      // The metrics are text; the errors are the usual JSON problem bodies.
-      response: {
-        200: { description: 'The Prometheus text exposition format.', headers: COMMON_HEADERS, content: { 'text/plain': { schema: { type: 'string' } } } },
-        // Not rate-limited: the scraper is never refused.
-        ...unlimitedErrorResponses()
-      }
-    }
-  }, async (_request, reply) => {
-    return await reply.type(registry.contentType).send(await registry.metrics())
-  })
-}, { name: 'metrics', dependencies: ['error-handler', 'routing', 'openapi'] })
+  // Served on the private listener only (service/metrics-listener.ts); server.ts starts it.
+  const listener = createMetricsListener(registry)
+  app.decorate('metricsListener', listener)
+  app.addHook('onClose', async () => { await listener.close() })
+}, { name: 'metrics' })
