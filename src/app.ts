@@ -9,6 +9,7 @@ import { drain } from './http/drain.js'
 import { errorHandler, frameworkErrors } from './http/error-handler.js'
 import { jsonBody } from './http/json-body.plugin.js'
 import { rateLimit } from './http/rate-limit.js'
+import { securityHeaders } from './http/security-headers.js'
 import { genReqId, requestId } from './http/request-id.js'
 import { RequestLog } from './http/request-log.js'
 import { routing } from './http/routing.js'
@@ -67,6 +68,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
 
   app.decorate('config', config)
   await app.register(requestId)
+  await app.register(securityHeaders)
   await app.register(errorHandler)
   await app.register(drain)
   await app.register(databasePlugin, { database })

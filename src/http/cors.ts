@@ -16,6 +16,10 @@ export const cors = fp<CorsOptions>(async (app, { origins }) => {
   await app.register(fastifyCors, {
     origin: origins,
     strictPreflight: false,
+    // Every method the API has (the plugin's default is GET, HEAD and POST only, which kept
+    // browsers from PUT, PATCH and DELETE), and the request headers its clients send.
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Request-Id'],
     exposedHeaders: ['Location', 'ETag', 'Link', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed']
   })
 }, { name: 'cors', dependencies: ['routing'] })

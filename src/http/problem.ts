@@ -48,6 +48,8 @@ export function sendProblem (request: FastifyRequest, reply: FastifyReply, error
     // Also set here, not only by the app's onRequest hook: errors the framework raises before
     // the hooks run (a bad URL) carry the request id too.
     .header('x-request-id', request.id)
+    // And nosniff (http/security-headers.ts sets it on everything else), for the same reason.
+    .header('x-content-type-options', 'nosniff')
     .headers(error.headers)
     .type(`${type}; charset=utf-8`)
     // Serialised here rather than by the route's response schema, so that the error body is

@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
+import { DOCS_CSP } from '../http/security-headers.js'
 import { componentSchemas } from './components.js'
 import { swaggerOptions } from './openapi-document.js'
 
@@ -10,5 +11,7 @@ import { swaggerOptions } from './openapi-document.js'
 export const openapi = fp(async (app) => {
   for (const schema of componentSchemas) app.addSchema(schema)
   await app.register(swagger, swaggerOptions)
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  // The reference page loads only from this origin (DOCS_CSP); Swagger UI's validator badge,
+  // which would send the document to a public service, stays off (its default here).
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP })
 }, { name: 'openapi', dependencies: ['routing'] })

@@ -40,6 +40,22 @@ describe('CORS and the error contract', () => {
     assert.equal(res.headers['access-control-allow-origin'], ORIGIN)
   })
 
+  test('the preflight allows every method of the API and the headers clients send', async () => {
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const res = await app.inject({
+        method: 'OPTIONS',
+        url: '/v1/posts/1',
+        headers: { ...fromBrowser, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type, if-match' },
+        remoteAddress: fresh()
+      })
+      assert.equal(res.statusCode, 204)
+      const methods = String(res.headers['access-control-allow-methods']).split(/,\s*/)
+      assert.deepEqual(methods.sort(), ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT'])
+      const headers = String(res.headers['access-control-allow-headers']).toLowerCase().split(/,\s*/)
+      for (const h of ['authorization', 'content-type', 'if-match', 'if-none-match', 'idempotency-key', 'x-request-id']) assert.ok(headers.includes(h), h)
+    }
+  })
+
   test('a plain OPTIONS (no Origin) is not a text/plain 400', async () => {
     const res = await app.inject({ method: 'OPTIONS', url: '/v1/users/1', remoteAddress: fresh() })
     assert.equal(res.statusCode, 204)
