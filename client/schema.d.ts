@@ -4,23 +4,6 @@
  */
 
 export interface paths {
-    "/metrics": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Prometheus metrics */
-        get: operations["getMetrics"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/": {
         parameters: {
             query?: never;
@@ -1146,6 +1129,46 @@ export interface components {
         };
     };
     responses: {
+        /** @description [TOO_MANY_REQUESTS](/errors/TOO_MANY_REQUESTS) */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/TOO_MANY_REQUESTS",
+                 *       "title": "Too many requests",
+                 *       "status": 429,
+                 *       "code": "TOO_MANY_REQUESTS",
+                 *       "message": "Too many requests. Try again later.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "TOO_MANY_REQUESTS";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/TOO_MANY_REQUESTS",
+                 *       "title": "Too many requests",
+                 *       "status": 429,
+                 *       "code": "TOO_MANY_REQUESTS",
+                 *       "message": "Too many requests. Try again later.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "TOO_MANY_REQUESTS";
+                };
+            };
+        };
         /** @description [INTERNAL_SERVER_ERROR](/errors/INTERNAL_SERVER_ERROR) */
         InternalServerError: {
             headers: {
@@ -1222,46 +1245,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "SERVICE_UNAVAILABLE";
-                };
-            };
-        };
-        /** @description [TOO_MANY_REQUESTS](/errors/TOO_MANY_REQUESTS) */
-        TooManyRequests: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/errors/TOO_MANY_REQUESTS",
-                 *       "title": "Too many requests",
-                 *       "status": 429,
-                 *       "code": "TOO_MANY_REQUESTS",
-                 *       "message": "Too many requests. Try again later.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "TOO_MANY_REQUESTS";
-                };
-                /**
-                 * @example {
-                 *       "type": "/errors/TOO_MANY_REQUESTS",
-                 *       "title": "Too many requests",
-                 *       "status": 429,
-                 *       "code": "TOO_MANY_REQUESTS",
-                 *       "message": "Too many requests. Try again later.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "TOO_MANY_REQUESTS";
                 };
             };
         };
@@ -1806,31 +1789,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    getMetrics: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The Prometheus text exposition format. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": string;
-                };
-            };
-            500: components["responses"]["InternalServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
     getServiceIndex: {
         parameters: {
             query?: never;
