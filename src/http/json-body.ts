@@ -25,6 +25,16 @@ export function registerJsonBody (app: FastifyInstance): void {
   // (docs/api.md): a compressed body (no Content-Encoding is supported, RFC 9110
   // 15.5.16), and JSON merge patch, a PATCH format, elsewhere.
   app.addHook('preParsing', async (request) => {
+    // An operation that takes no body (every GET, HEAD and DELETE) ignores one sent with it
+    // rather than judging it: its answers stay the ones it documents. Only the JS view of the
+    // headers changes (the HTTP parser has already framed the request), so the body is never
+    // read, and Node discards its bytes once the response is sent. POST always reads its body.
+    if (request.method !== 'POST' && request.routeOptions.schema?.body === undefined) {
+      delete request.raw.headers['content-type']
+      delete request.raw.headers['transfer-encoding']
+      delete request.raw.headers['content-length']
+      return
+    }
     const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
     const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
     if (encoding !== 'identity' && hasBody) {
