@@ -1,8 +1,11 @@
 // Summarises a V8 CPU profile (`node --cpu-prof`, e.g. from `BENCH_CPU_PROF=dir npm run bench`):
 // self time by package or source file, the hottest functions, and the inclusive time of the
-// functions named with --inclusive (a regular expression over function names).
+// functions named with --inclusive (a regular expression over function names). --from=S leaves
+// out the first S seconds of the profile: start-up (loading modules, compiling every route's
+// validator and serialiser) takes several seconds of CPU that would otherwise swamp the shares
+// of the request path.
 //
-//   npx tsx bench/profile-summary.ts dir/CPU.….cpuprofile [--top=20] [--inclusive=compile|prepare]
+//   npx tsx bench/profile-summary.ts dir/CPU.….cpuprofile [--top=20] [--from=8] [--inclusive=compile|prepare]
 import { readFileSync } from 'node:fs'
 
 interface Node { id: number, callFrame: { functionName: string, url: string }, children?: number[] }
@@ -13,11 +16,17 @@ const file = args.find((a) => !a.startsWith('--'))
 if (file === undefined) throw new Error('usage: profile-summary.ts FILE.cpuprofile [--top=N] [--inclusive=REGEX]')
 const top = Number(args.find((a) => a.startsWith('--top='))?.slice(6) ?? 20)
 const inclusive = args.find((a) => a.startsWith('--inclusive='))?.slice(12)
+const fromMicros = Number(args.find((a) => a.startsWith('--from='))?.slice(7) ?? 0) * 1e6
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]))
 const self = new Map<number, number>()
-profile.samples.forEach((id, i) => { self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)) })
+let elapsed = 0
+profile.samples.forEach((id, i) => {
+  const delta = profile.timeDeltas[i] ?? 0
+  elapsed += delta
+  if (elapsed >= fromMicros) self.set(id, (self.get(id) ?? 0) + delta)
+})
 
 function area (node: Node): string {
   const { url, functionName } = node.callFrame

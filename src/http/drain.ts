@@ -31,11 +31,12 @@ export const drain = fp(async (app) => {
     begin () { draining = true },
     refuse () { closing = true }
   })
-  app.addHook('onRequest', async () => {
-    if (closing) throw serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } })
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(closing ? serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } }) : undefined)
   })
-  app.addHook('onSend', async (_request, reply) => {
-    if (draining || closing) void reply.header('connection', 'close')
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (draining || closing) reply.header('connection', 'close')
+    done(null, payload)
   })
   app.addHook('preClose', async () => { closing = true })
 }, { name: 'drain', dependencies: ['request-id', 'error-handler'] })

@@ -20,35 +20,41 @@ import { ApiError, validationError } from './errors.js'
 const BOM = '\uFEFF'
 const MERGE_PATCH = 'application/merge-patch+json'
 
+// Checked before the body is read, so that they are a 415 before any 413 or MALFORMED_JSON
+// (docs/api.md): a compressed body (no Content-Encoding is supported, RFC 9110
+// 15.5.16), and JSON merge patch, a PATCH format, elsewhere.
+function checkBodyHeaders (request: FastifyRequest): void {
+  // An operation that takes no body (every GET, HEAD and DELETE) ignores one sent with it
+  // rather than judging it: its answers stay the ones it documents. Only the JS view of the
+  // headers changes (the HTTP parser has already framed the request), so the body is never
+  // read, and Node discards its bytes once the response is sent. POST always reads its body.
+  if (request.method !== 'POST' && request.routeOptions.schema?.body === undefined) {
+    delete request.raw.headers['content-type']
+    delete request.raw.headers['transfer-encoding']
+    delete request.raw.headers['content-length']
+    return
+  }
+  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
+  const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
+  if (encoding !== 'identity' && hasBody) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Compressed request bodies (Content-Encoding) are not supported.' })
+  }
+  const contentType = (request.headers['content-type'] ?? '').toLowerCase()
+  // JSON is UTF-8 (RFC 8259 section 8.1); a body declared in another charset is refused, not misread.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/.exec(contentType)?.[1]
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && hasBody) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Request bodies must be JSON in UTF-8.' })
+  }
+  if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && request.routeOptions.schema?.body !== undefined) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `${MERGE_PATCH} is accepted only by PATCH.` })
+  }
+}
+
 export function registerJsonBody (app: FastifyInstance): void {
-  // Checked before the body is read, so that they are a 415 before any 413 or MALFORMED_JSON
-  // (docs/api.md): a compressed body (no Content-Encoding is supported, RFC 9110
-  // 15.5.16), and JSON merge patch, a PATCH format, elsewhere.
-  app.addHook('preParsing', async (request) => {
-    // An operation that takes no body (every GET, HEAD and DELETE) ignores one sent with it
-    // rather than judging it: its answers stay the ones it documents. Only the JS view of the
-    // headers changes (the HTTP parser has already framed the request), so the body is never
-    // read, and Node discards its bytes once the response is sent. POST always reads its body.
-    if (request.method !== 'POST' && request.routeOptions.schema?.body === undefined) {
-      delete request.raw.headers['content-type']
-      delete request.raw.headers['transfer-encoding']
-      delete request.raw.headers['content-length']
-      return
-    }
-    const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
-    const hasBody = request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0'
-    if (encoding !== 'identity' && hasBody) {
-      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Compressed request bodies (Content-Encoding) are not supported.' })
-    }
-    const contentType = (request.headers['content-type'] ?? '').toLowerCase()
-    // JSON is UTF-8 (RFC 8259 section 8.1); a body declared in another charset is refused, not misread.
-    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/.exec(contentType)?.[1]
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && hasBody) {
-      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Request bodies must be JSON in UTF-8.' })
-    }
-    if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && request.routeOptions.schema?.body !== undefined) {
-      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `${MERGE_PATCH} is accepted only by PATCH.` })
-    }
+  // A callback hook (no promise per request); a throw is answered like a rejection.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    checkBodyHeaders(request)
+    done(null, payload)
   })
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer' },

@@ -37,8 +37,10 @@ export const routing = fp(async (app) => {
   // Routing is the first check (docs/decisions.md, HTTP): an unknown route or method is answered
   // before its body is read, so a bad body or content type cannot turn a 404/405 into a 400/415.
   // preParsing runs after every onRequest hook (request id, CORS, shutdown), before the parser.
-  app.addHook('preParsing', async (request, reply) => {
-    if (request.is404) return notFound(request, reply)
+  // A callback hook (no promise per request): on an unknown route it answers and never calls done.
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    if (request.is404) notFound(request, reply)
+    else done(null, payload)
   })
   app.setNotFoundHandler(notFound)
 }, { name: 'routing', dependencies: ['error-handler'] })

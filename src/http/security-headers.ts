@@ -34,9 +34,9 @@ function noStore (request: FastifyRequest): boolean {
 }
 
 export const securityHeaders = fp(async (app) => {
-  app.addHook('onSend', async (request, reply, payload) => {
-    void reply.header('x-content-type-options', 'nosniff')
-    if (noStore(request)) void reply.header('cache-control', 'no-store')
-    return payload
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-content-type-options', 'nosniff')
+    if (noStore(request)) reply.header('cache-control', 'no-store')
+    done(null, payload)
   })
 }, { name: 'security-headers' })

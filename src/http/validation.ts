@@ -235,7 +235,12 @@ export const validation = fp(async (app) => {
   // Fastify's own per-part validation is replaced by the hook below (see the top of this file);
   // the route schemas still drive serialisation, the TypeScript types and the OpenAPI document.
   app.setValidatorCompiler(() => () => true)
-  app.addHook('preValidation', async (request) => { validateRequest(request) })
+  // A callback hook (no promise per request); Fastify answers a synchronous throw with the error
+  // handler exactly as it does a rejection.
+  app.addHook('preValidation', (request, _reply, done) => {
+    validateRequest(request)
+    done()
+  })
   // The named schemas the routes reference (`$ref: 'Post'`), known to our Ajv as to Fastify.
   app.addHook('onReady', async function () {
     for (const schema of Object.values(this.getSchemas()) as Array<{ $id: string }>) {

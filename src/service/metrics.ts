@@ -18,10 +18,22 @@ export const metrics = fp(async (app) => {
     registers: [registry]
   })
 
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) }
-    requests.inc(labels)
-    duration.observe(labels, reply.elapsedTime / 1000)
+  // One pair of labelled series per method, route pattern and status: prom-client finds a series
+  // by hashing its labels, so the pair is looked up once and kept (the set is bounded by the
+  // route table and the statuses the API answers). A callback hook: no promise per request.
+  const series = new Map<string, { count: Counter.Internal, time: Histogram.Internal<(typeof labelNames)[number]> }>()
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    const key = `${request.method} ${reply.statusCode} ${route}`
+    let pair = series.get(key)
+    if (pair === undefined) {
+      const labels = { method: request.method, route, status_code: String(reply.statusCode) }
+      pair = { count: requests.labels(labels), time: duration.labels(labels) }
+      series.set(key, pair)
+    }
+    pair.count.inc()
+    pair.time.observe(reply.elapsedTime / 1000)
+    done()
   })
 
   // Served on the private listener only (service/metrics-listener.ts); server.ts starts it.
