@@ -1,8 +1,9 @@
+import type { TSchema } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Transaction } from 'kysely'
 import type { Database, Executor } from '../db/schema.js'
 import { ApiError, type ErrorCode } from './errors.js'
-import { checkIfMatch, etagOf } from './etag.js'
+import { checkIfMatch, etagOf, sendWithTag } from './etag.js'
 
 // Every PUT, PATCH and DELETE of a single resource is the same sequence: in one transaction,
 // the addressed row read and locked, then the checks in their fixed order (404 when it does not
@@ -19,10 +20,11 @@ export interface GuardedWrite<Row, Prepared = undefined> {
   /** Throws (403, or 404 for a resource the caller may not even see) unless the caller may change the row. */
   authorize: (row: Row) => void
   /**
-   * The representation of a row, as a GET of the resource shows it: the body of a 200 and what
-   * its tag is computed from. Without it the operation has no tag (If-Match is not checked).
+   * The representation of a row, as a GET of the resource shows it, and its named schema: the
+   * body of a 200 and what its tag is computed from. Without it the operation has no tag
+   * (If-Match is not checked).
    */
-  representation?: (row: Row) => unknown
+  representation?: { schema: TSchema, of: (row: Row) => unknown }
   /**
    * Slow work that must not hold the row lock (password hashing), run after the checks on an
    * unlocked read of the row; the checks are then made again under the lock.
@@ -38,13 +40,13 @@ export async function guardedWrite<Row, Prepared = undefined> (request: FastifyR
     if (row === undefined) throw new ApiError(spec.notFound)
     spec.authorize(row)
     // The current tag is computed only when there is an If-Match to compare it with.
-    if (spec.representation !== undefined && request.headers['if-match'] !== undefined) checkIfMatch(request, etagOf(spec.representation(row)))
+    const { representation } = spec
+    if (representation !== undefined && request.headers['if-match'] !== undefined) checkIfMatch(request, etagOf(reply, representation.schema, representation.of(row)))
     return row
   }
   const { db } = request.server
   const prepared = spec.prepare === undefined ? undefined as Prepared : await spec.prepare(checked(await spec.lock(db)))
   const written = await db.transaction().execute(async (trx) => await spec.write(trx, checked(await spec.lock(trx)), prepared))
   if (written === undefined || spec.representation === undefined) return await reply.code(204).send(null)
-  const representation = spec.representation(written)
-  return await reply.header('etag', etagOf(representation)).send(representation)
+  return await sendWithTag(reply, spec.representation.schema, spec.representation.of(written))
 }

@@ -7,7 +7,7 @@ import type { Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
 import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { etagOf, sendTagged } from '../http/etag.js'
+import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success, withHeaders } from '../http/schemas.js'
@@ -39,7 +39,7 @@ function requireVisible (user: CurrentUser, order: OrderRow): Requester {
 
 async function sendCreated (reply: FastifyReply, order: OrderType, replayed: boolean): Promise<FastifyReply> {
   if (replayed) void reply.header(REPLAYED_HEADER, 'true')
-  return await reply.code(201).header('location', `/v1/orders/${order.id}`).header('etag', etagOf(order)).send(order)
+  return await sendWithTag(reply.code(201).header('location', `/v1/orders/${order.id}`), Order, order)
 }
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -105,7 +105,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const row = await findOrderById(db, BigInt(request.params.id))
     if (row === undefined) throw new ApiError('ORDER_NOT_FOUND')
     requireVisible(currentUser(request), row)
-    return await sendTagged(request, reply, toOrder(row))
+    return await sendTagged(request, reply, Order, toOrder(row))
   })
 
   app.patch('/orders/:id', {
@@ -136,7 +136,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       lock: async (executor) => await lockOrder(executor, dialect, id),
       notFound: 'ORDER_NOT_FOUND',
       authorize: (order) => { authorizeTransition(target, requireVisible(user, order)) },
-      representation: toOrder,
+      representation: { schema: Order, of: toOrder },
       write: async (trx, order) => await moveOrder(trx, order, target)
     })
   })

@@ -6,7 +6,7 @@ import type { Executor } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
 import { authenticate, currentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { etagOf, sendTagged } from '../http/etag.js'
+import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
@@ -31,7 +31,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     lock: async (executor: Executor) => await findPostForUpdate(executor, dialect, id),
     notFound: 'POST_NOT_FOUND' as const,
     authorize: (post: PostWithAuthor) => { requireAuthor(request, post) },
-    representation: toPost
+    representation: { schema: Post, of: toPost }
   })
 
   /** PUT and PATCH: writes the members sent and answers the new representation with its tag. */
@@ -77,7 +77,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const post = await findPost(db, BigInt(request.params.id))
     if (post === undefined) throw new ApiError('POST_NOT_FOUND')
-    return await sendTagged(request, reply, toPost(post))
+    return await sendTagged(request, reply, Post, toPost(post))
   })
 
   app.post('/posts', {
@@ -99,7 +99,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const row = await insertPost(db, { authorId: user.id, title: request.body.title, content: request.body.content, now: nowIso() })
     // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
     const post = toPost({ ...row, author_name: user.name })
-    return await reply.code(201).header('location', `/v1/posts/${post.id}`).header('etag', etagOf(post)).send(post)
+    return await sendWithTag(reply.code(201).header('location', `/v1/posts/${post.id}`), Post, post)
   })
 
   app.put('/posts/:id', {

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import { nowIso } from '../db/types.js'
 import { authenticate, requireAdmin } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { etagOf, sendTagged } from '../http/etag.js'
+import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
@@ -33,7 +33,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     requireAdmin(request)
     const { name, price, category, stock = 0, onSale = true } = request.body
     const product = toProduct(await insertProduct(db, { name, price, category, stock, onSale, now: nowIso() }))
-    return await reply.code(201).header('location', `/v1/products/${product.id}`).header('etag', etagOf(product)).send(product)
+    return await sendWithTag(reply.code(201).header('location', `/v1/products/${product.id}`), Product, product)
   })
 
   app.get('/products', {
@@ -69,7 +69,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const row = await findProductById(db, BigInt(request.params.id))
     if (row === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
-    return await sendTagged(request, reply, toProduct(row))
+    return await sendTagged(request, reply, Product, toProduct(row))
   })
 
   app.patch('/products/:id', {
@@ -94,7 +94,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       lock: async (executor) => await lockProduct(executor, dialect, id),
       notFound: 'PRODUCT_NOT_FOUND',
       authorize: () => { requireAdmin(request) },
-      representation: toProduct,
+      representation: { schema: Product, of: toProduct },
       write: async (trx) => await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso())
     })
   })

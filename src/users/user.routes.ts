@@ -6,7 +6,7 @@ import type { Executor } from '../db/schema.js'
 import { nowIso, toIso } from '../db/types.js'
 import { authenticate, requireSelf } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { etagOf, sendTagged } from '../http/etag.js'
+import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
@@ -53,7 +53,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const passwordHash = await hashPassword(password)
     const user = await insertUser(db, { email, name, passwordHash, role: 'USER', now: nowIso() })
     const shown = toUserPrivate(user)
-    return await reply.code(201).header('location', `/v1/users/${user.id}`).header('etag', etagOf(shown)).send(shown)
+    return await sendWithTag(reply.code(201).header('location', `/v1/users/${user.id}`), UserPrivate, shown)
   })
 
   app.get('/users/:id', {
@@ -74,7 +74,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = await findUserById(db, BigInt(request.params.id))
     if (user === undefined) throw new ApiError('USER_NOT_FOUND')
-    return await sendTagged(request, reply, toUserPublic(user))
+    return await sendTagged(request, reply, UserPublic, toUserPublic(user))
   })
 
   app.put('/users/:id', {
@@ -94,7 +94,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const id = BigInt(request.params.id)
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
-      representation: toUserPrivate,
+      representation: { schema: UserPrivate, of: toUserPrivate },
       write: async (trx) => await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
     })
   })
@@ -113,7 +113,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    return await guardedWrite(request, reply, { ...guardOf(request, id), representation: toUserPrivate, write: async (trx) => { await deleteUser(trx, id) } })
+    return await guardedWrite(request, reply, { ...guardOf(request, id), representation: { schema: UserPrivate, of: toUserPrivate }, write: async (trx) => { await deleteUser(trx, id) } })
   })
 
   app.get('/users/:id/profile', {
@@ -136,7 +136,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const user = await findUserById(db, id)
     if (user === undefined) throw new ApiError('USER_NOT_FOUND')
     const profile = { id: user.id, name: user.name, postCount: await countPostsByAuthor(db, id), createdAt: toIso(user.created_at) }
-    return await sendTagged(request, reply, profile)
+    return await sendTagged(request, reply, Profile, profile)
   })
 
   app.put('/users/:id/password', {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { hash } from 'node:crypto'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 import { assertPostShape, createPost, readPost } from './posts.helper.js'
@@ -19,6 +20,16 @@ describe('GET /v1/posts/{id}', () => {
     assert.deepEqual(res.json(), post)
     assert.match(String(res.headers.etag), STRONG_ETAG)
     assert.match(String(res.headers['content-type']), /^application\/json/)
+  })
+
+  test('the tag is the SHA-1 of exactly the bytes sent, and a write\'s tag is the tag a GET then sends', async () => {
+    const created = await app.inject({ method: 'POST', url: '/v1/posts', headers: alice.auth, payload: { title: 'Tagged', content: 'Bytes.' } })
+    assert.equal(created.statusCode, 201)
+    assert.equal(created.headers.etag, `"${hash('sha1', created.body, 'base64url')}"`)
+    const read = await readPost(app, created.json<{ id: number }>().id)
+    assert.equal(read.statusCode, 200)
+    assert.equal(read.headers.etag, `"${hash('sha1', read.body, 'base64url')}"`)
+    assert.equal(read.headers.etag, created.headers.etag)
   })
 
   test('If-None-Match with the current tag is 304 with no body; weak, listed and * forms match too', async () => {
