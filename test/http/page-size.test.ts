@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { PAGE_BYTES } from '../../src/http/paging.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fc from 'fast-check'
+import { finishPage, PAGE_BYTES } from '../../src/http/paging.js'
 import { createPost } from '../posts/posts.helper.js'
 import { buildTestApp, createUser } from '../helper.js'
 
@@ -46,5 +48,35 @@ describe('list pages are capped at about 1 MiB', () => {
     const res = await list(`/v1/posts?limit=2&authorId=${other.id}`)
     assert.equal(res.json().length, 2)
     assert.match(String(res.headers.link), /rel="next"/)
+  })
+})
+
+describe('the page stops after the same item as when every item is measured', () => {
+  // The reference: the JSON size of every item, added up until the cap is passed.
+  function referenceLength (items: object[], limit: number): number {
+    let bytes = 0
+    let count = 0
+    for (const item of items.slice(0, limit)) {
+      if (count > 0 && bytes >= PAGE_BYTES) break
+      bytes += Buffer.byteLength(JSON.stringify(item, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value))
+      count++
+    }
+    return count
+  }
+
+  test('for items of every size and of characters JSON escapes or widens', () => {
+    // A text is a character repeated: the counterexample then prints as {char, n}, not megabytes.
+    const text = fc.record({ char: fc.constantFrom('a', '\u0001', '"', '\\', 'é', '\u{1F600}', '\uD800'), n: fc.integer({ min: 0, max: 120_000 }) })
+    const specs = fc.array(fc.record({ title: text, content: text }), { minLength: 0, maxLength: 40 })
+    fc.assert(fc.property(specs, fc.integer({ min: 1, max: 100 }), (items, limit) => {
+      const all = items.map(({ title, content }, i) => ({ id: BigInt(1000 - i), title: title.char.repeat(title.n), content: content.char.repeat(content.n), author: { id: 7n, name: 'A' } }))
+      let link: string | undefined
+      const reply = { header: (_name: string, value: string) => { link = value } } as unknown as FastifyReply
+      const request = { url: '/v1/posts?limit=' + String(limit) } as FastifyRequest
+      const page = finishPage(request, reply, all, limit, (row) => row)
+      const expected = referenceLength(all, limit)
+      assert.equal(page.length, expected)
+      assert.equal(link !== undefined, expected < all.length)
+    }), { numRuns: 60 })
   })
 })
