@@ -3,7 +3,6 @@
 // memory; run autocannon against it from this process (pinned to the other core).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { cpus } from 'node:os'
 import autocannon from 'autocannon'
 
@@ -12,17 +11,6 @@ export const PINNED = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'tr
 /** Pins this process (the load generator), every thread of it, to the second core. */
 export function pinLoadGenerator (): void {
   if (PINNED) spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)], { stdio: 'ignore' })
-}
-
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => { resolve(port) })
-    })
-  })
 }
 
 export interface Server {

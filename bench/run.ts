@@ -22,7 +22,8 @@ import { join, resolve } from 'node:path'
 import type autocannon from 'autocannon'
 import { encodeCursor } from '../src/http/paging.js'
 import { scratchDatabase } from '../test/scratch-database.js'
-import { freePort, measure, pinLoadGenerator, PINNED, start, startServer, type Load, type Measured, type Server } from './load.js'
+import { freePort } from '../scripts/free-port.mjs'
+import { measure, pinLoadGenerator, PINNED, start, startServer, type Load, type Measured, type Server } from './load.js'
 import { PASSWORD, seed, type Seeded, type SeedSize } from './seed.js'
 
 const args = process.argv.slice(2)

@@ -11,10 +11,10 @@
 // SIGTERM or SIGINT stops HAProxy and every instance (each drains), then exits 0.
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from './free-port.mjs'
 
 /* global fetch */
 
@@ -41,17 +41,6 @@ if (!dev) {
   say('building (npm run build)')
   const built = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' })
   if (built.status !== 0) fail('the build failed')
-}
-
-async function freePort () {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port: free } = server.address()
-      server.close(() => { resolve(free) })
-    })
-  })
 }
 
 /** Prefixes each line of a child's output, so the interleaved logs stay readable. */

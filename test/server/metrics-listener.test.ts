@@ -4,19 +4,12 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
+import { freePort } from '../../scripts/free-port.mjs'
 import { startServer } from './process.js'
 
 // The real server opens the private metrics listener on METRICS_HOST:METRICS_PORT beside the
 // public one, and closes it on SIGTERM. Process-level, so it runs on the SQLite pass only.
 const skip = process.env.TEST_DB === 'postgres' ? 'process-level checks run once, on the SQLite pass' : false
-
-async function freePort (): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise<void>((resolve) => probe.close(() => { resolve() }))
-  return port
-}
 
 describe('metrics listener in the server process', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'api-metrics-'))

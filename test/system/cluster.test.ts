@@ -4,7 +4,8 @@ import { once } from 'node:events'
 import { after, before, describe, test } from 'node:test'
 import { allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
 import { attempt, json, startLoad, waitFor } from './load.js'
-import { freePort, skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
+import { freePort } from '../../scripts/free-port.mjs'
+import { skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
 
 // Three instances behind HAProxy, started by `npm run cluster` (its --dev form: no build), on
 // one PostgreSQL of this test's own: every race is exact across instances, a draining instance

@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '../../scripts/free-port.mjs'
 
 // A PostgreSQL cluster of the test's own (initdb + pg_ctl, data in a temporary folder, a free
 // loopback port), so that a test may stop, kill or freeze it without touching any other server.
@@ -32,17 +32,6 @@ function run (args: string[]): string {
   const [command, ...rest] = args
   const full = asRoot ? ['runuser', '-u', 'postgres', '--', command!, ...rest] : [command!, ...rest]
   return execFileSync(full[0]!, full.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-}
-
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => { resolve(port) })
-    })
-  })
 }
 
 export interface PrivatePostgres {
