@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { clientKey, FixedWindows } from '../../src/http/rate-limit.js'
 import { assertError, buildTestApp } from '../helper.js'
 
-// The general limit (RATE_LIMIT_PER_MINUTE, 3 here) on @fastify/rate-limit: 429 in our error body
-// with Retry-After and the IETF RateLimit fields; exempt by route (health, docs, OpenAPI), never by
-// raw URL; keyed by the client address.
+// The general limit (RATE_LIMIT_PER_MINUTE, 3 here): 429 in our error body with Retry-After and
+// the IETF RateLimit fields; exempt by route (health, docs, OpenAPI), never by raw URL; keyed by
+// the client address, IPv6 by its /64.
 
 const { app, close } = await buildTestApp({ RATE_LIMIT_PER_MINUTE: '3' })
 after(close)
@@ -47,6 +48,41 @@ describe('RATE_LIMIT_PER_MINUTE', () => {
     assertError(await get('/metrics?x=1', '10.0.0.4'), 429, 'TOO_MANY_REQUESTS')
     assertError(await get('/health/live/../../v1/users/1', '10.0.0.4'), 429, 'TOO_MANY_REQUESTS')
     assertError(await get('/nowhere', '10.0.0.4'), 429, 'TOO_MANY_REQUESTS')
+  })
+})
+
+describe('whose window a request counts in', () => {
+  test('an IPv6 client by its /64, whatever the notation; an IPv4-mapped address as IPv4', async () => {
+    for (let i = 0; i < 3; i++) assertError(await get('/v1/users/1', i % 2 === 0 ? '2001:db8:a:b::1' : '2001:0db8:000a:000b:ffff:ffff:ffff:ffff'), 404, 'USER_NOT_FOUND')
+    assertError(await get('/v1/users/1', '2001:db8:a:b:1:2:3:4'), 429, 'TOO_MANY_REQUESTS')
+    assertError(await get('/v1/users/1', '2001:db8:a:c::1'), 404, 'USER_NOT_FOUND')
+    for (let i = 0; i < 3; i++) assertError(await get('/v1/users/1', '10.0.0.9'), 404, 'USER_NOT_FOUND')
+    assertError(await get('/v1/users/1', '::ffff:10.0.0.9'), 429, 'TOO_MANY_REQUESTS')
+  })
+
+  test('the keys themselves', () => {
+    assert.equal(clientKey('10.1.2.3'), '10.1.2.3')
+    assert.equal(clientKey('::ffff:10.1.2.3'), '10.1.2.3')
+    assert.equal(clientKey('::FFFF:10.1.2.3'), '10.1.2.3')
+    assert.equal(clientKey('2001:db8::'), '2001:db8:0:0::/64')
+    assert.equal(clientKey('2001:DB8:0:0:1::'), '2001:db8:0:0::/64')
+    assert.equal(clientKey('::1'), '0:0:0:0::/64')
+    assert.equal(clientKey('fe80::1%eth0'), 'fe80:0:0:0::/64')
+    assert.equal(clientKey('1:2:3:4:5:6:7.8.9.10'), '1:2:3:4::/64')
+    assert.equal(clientKey('not an address'), 'not an address')
+  })
+
+  test('a window starts at its first request, ends a minute later, and the store stays bounded', () => {
+    const windows = new FixedWindows(3)
+    assert.equal(windows.hit('a', 0).count, 1)
+    assert.equal(windows.hit('a', 59_999).count, 2)
+    assert.deepEqual(windows.hit('a', 60_000), { count: 1, endsAt: 120_000 })
+    windows.hit('b', 70_000)
+    windows.hit('c', 80_000)
+    windows.hit('d', 90_000)
+    assert.equal(windows.size, 3, 'the oldest window (a) made room')
+    assert.equal(windows.hit('b', 91_000).count, 2, 'b is still counted')
+    assert.equal(windows.hit('a', 92_000).count, 1, 'a starts over')
   })
 })
 
