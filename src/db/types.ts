@@ -20,3 +20,8 @@ export function toIso (value: Date | string): string {
 export function nowIso (): string {
   return new Date().toISOString()
 }
+
+/** JSON text of a value holding BigInts (ids read from the database), each written as its decimal string. */
+export function jsonWithBigInts (value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => typeof v === 'bigint' ? v.toString() : v)
+}

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { jsonWithBigInts } from '../db/types.js'
 import { MAX_ID } from './schemas.js'
 
 // Keyset paging shared by every list (docs/api.md): newest first by id, `limit` 1–100
@@ -49,7 +50,7 @@ export function pageRequest (query: PageQueryType): PageRequest {
 export const PAGE_BYTES = 1024 * 1024
 
 function jsonBytes (item: unknown): number {
-  return Buffer.byteLength(JSON.stringify(item, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value))
+  return Buffer.byteLength(jsonWithBigInts(item))
 }
 
 /**

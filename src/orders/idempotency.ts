@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { sql, type Transaction } from 'kysely'
 import type { DialectName } from '../db/database.js'
 import type { Database, Db } from '../db/schema.js'
+import { jsonWithBigInts } from '../db/types.js'
 import { ApiError, isApiError, type ErrorCode } from '../http/errors.js'
 
 // Idempotency-Key for POST /v1/orders (docs/shop.md).
@@ -60,11 +61,6 @@ interface StoredError {
   message: string
 }
 
-// Ids and money are BigInts; they are stored as decimal strings and revived by the caller.
-function encode (value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => typeof v === 'bigint' ? v.toString() : v)
-}
-
 const WORK_SAVEPOINT = 'idempotent_work'
 
 /**
@@ -103,8 +99,9 @@ export async function runIdempotent<T> (
       stored = { status: error.statusCode, body: { code: error.code, message: error.message } satisfies StoredError }
       result = { refused: error }
     }
+    // Ids and money are BigInts; they are stored as decimal strings and revived by the caller.
     await trx.updateTable('idempotency_keys')
-      .set({ state: 'DONE', response_status: stored.status, response_body: encode(stored.body) })
+      .set({ state: 'DONE', response_status: stored.status, response_body: jsonWithBigInts(stored.body) })
       .where('user_id', '=', scope.userId)
       .where('key', '=', scope.key)
       .execute()
