@@ -32,6 +32,7 @@ describe('the private metrics listener', () => {
     assert.equal(((await other.json()) as { code: string }).code, 'NOT_FOUND')
     const post = await scrape('/metrics', { method: 'POST' })
     assert.equal(post.status, 405)
+    assert.equal(((await post.json()) as { code: string }).code, 'METHOD_NOT_ALLOWED')
     assert.equal(post.headers.get('allow'), 'GET, HEAD')
   })
 })

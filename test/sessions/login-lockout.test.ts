@@ -37,6 +37,12 @@ function assertRefused (res: Answer, policy: string): void {
   assert.match(String(res.headers['ratelimit-policy']), new RegExp(`"login-${policy}";q=\\d+;w=900`))
 }
 
+/** A wrong password: 401 INVALID_CREDENTIALS, not yet refused. */
+function assertWrongPassword (res: Answer): void {
+  assert.equal(res.status, 401, JSON.stringify(res.body))
+  assert.equal(res.body.code, 'INVALID_CREDENTIALS')
+}
+
 async function victim (from: string): Promise<{ email: string, password: string }> {
   const email = uniqueEmail('victim')
   const password = 'victim password 1'
@@ -49,10 +55,10 @@ describe('a stranger cannot lock an account out of the places it logs in from', 
   test('the attacker locks (e-mail, address) and the account; the victim at a known address still logs in; a new address is refused', async () => {
     const { email, password } = await victim('127.0.0.3')
     // The attacker from 127.0.0.2: three wrong guesses, then refused there, whatever the password.
-    for (let i = 0; i < 3; i++) assert.equal((await logIn(email, `guess ${i}`, '127.0.0.2')).status, 401)
+    for (let i = 0; i < 3; i++) assertWrongPassword(await logIn(email, `guess ${i}`, '127.0.0.2'))
     assertRefused(await logIn(email, password, '127.0.0.2'), 'email')
     // Two more guesses from another address reach the account limit (5 in 15 minutes).
-    for (let i = 0; i < 2; i++) assert.equal((await logIn(email, `guess ${i}`, '127.0.0.4')).status, 401)
+    for (let i = 0; i < 2; i++) assertWrongPassword(await logIn(email, `guess ${i}`, '127.0.0.4'))
     // A new address is refused by the account limit, even with the right password ...
     assertRefused(await logIn(email, password, '127.0.0.5'), 'account')
     // ... but the victim's own address is not.
@@ -65,7 +71,7 @@ describe('a stranger cannot lock an account out of the places it logs in from', 
 
   test('refused attempts are not counted: the attacker cannot keep the account limit up by being refused', async () => {
     const { email } = await victim('127.0.0.6')
-    for (let i = 0; i < 5; i++) assert.equal((await logIn(email, `guess ${i}`, `127.0.1.${i + 1}`)).status, 401)
+    for (let i = 0; i < 5; i++) assertWrongPassword(await logIn(email, `guess ${i}`, `127.0.1.${i + 1}`))
     const rows = async () => (await app.db.selectFrom('login_failures').select('id').where('email', '=', email).execute()).length
     assert.equal(await rows(), 5)
     for (let i = 0; i < 5; i++) assertRefused(await logIn(email, 'more', `127.0.2.${i + 1}`), 'account')
@@ -74,7 +80,7 @@ describe('a stranger cannot lock an account out of the places it logs in from', 
 
   test('an address is known for 30 days after its last successful log-in', async () => {
     const { email, password } = await victim('127.0.0.7')
-    for (let i = 0; i < 5; i++) await logIn(email, `guess ${i}`, `127.0.3.${i + 1}`)
+    for (let i = 0; i < 5; i++) assertWrongPassword(await logIn(email, `guess ${i}`, `127.0.3.${i + 1}`))
     assert.equal((await logIn(email, password, '127.0.0.7')).status, 201)
     const user = await app.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()
     await app.db.updateTable('known_login_clients').set({ last_login_at: new Date(Date.now() - 31 * 86_400_000).toISOString() })
@@ -84,7 +90,7 @@ describe('a stranger cannot lock an account out of the places it logs in from', 
 
   test('an unknown e-mail has no known address: the account limit applies from everywhere', async () => {
     const ghost = uniqueEmail('ghost')
-    for (let i = 0; i < 5; i++) assert.equal((await logIn(ghost, 'wrong password', `127.0.4.${i + 1}`)).status, 401)
+    for (let i = 0; i < 5; i++) assertWrongPassword(await logIn(ghost, 'wrong password', `127.0.4.${i + 1}`))
     assertRefused(await logIn(ghost, 'wrong password', '127.0.4.9'), 'account')
   })
 })
