@@ -2,7 +2,7 @@
 //
 // For each database (SQLite always; PostgreSQL too when BENCH_DATABASE_URL names a server where
 // a scratch database may be created): seed a fresh database through the data layer, build the
-// service and start it as `npm start` does (node dist/server.js, production settings, logs at
+// service and start it as `npm start` does (its node flags and dist/server.js, production settings, logs at
 // info to a file, metrics on, the rate limiter on with a limit too high to refuse), start the
 // floor server (bench/floor.ts) on the same database, then drive each route with autocannon:
 // a warm-up, then rounds alternating service and floor (A B A B), so that drift in the machine's
@@ -23,6 +23,7 @@ import type autocannon from 'autocannon'
 import { encodeCursor } from '../src/http/paging.js'
 import { scratchDatabase } from '../test/scratch-database.js'
 import { freePort } from '../scripts/free-port.mjs'
+import { startCommand } from '../scripts/start-command.mjs'
 import { measure, pinLoadGenerator, PINNED, start, startServer, type Load, type Measured, type Server } from './load.js'
 import { PASSWORD, seed, type Seeded, type SeedSize } from './seed.js'
 
@@ -303,7 +304,7 @@ pinLoadGenerator()
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${fmt(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; ` +
   (PINNED ? 'service and floor pinned to core 0, load generator to core 1 (taskset).' : 'no pinning (taskset or a second core missing).'))
 console.log(`Runs: ${SMOKE ? `smoke, ${SMOKE_AMOUNT} requests per route and server` : `warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route, service and floor alternating`}, ${CONNECTIONS} connections.`)
-// The full run builds and starts dist/server.js as `npm start` does. The smoke run (CI) starts
+// The full run builds and starts dist/server.js as `npm start` does (its Node.js flags too). The smoke run (CI) starts
 // the same entry point from source through tsx: it checks that the bench and every route work,
 // and spares the build (CI has already type-checked the same code).
 if (!SMOKE) {
@@ -313,7 +314,8 @@ if (!SMOKE) {
     process.exit(1)
   }
 }
-const SERVICE_ENTRY = SMOKE ? ['--import', 'tsx', join(root, 'src/server.ts')] : [join(root, 'dist/server.js')]
+const NPM_START = startCommand(root)
+const SERVICE_ENTRY = [...NPM_START.flags, ...(SMOKE ? ['--import', 'tsx', join(root, 'src/server.ts')] : [join(root, NPM_START.entry)])]
 const work = mkdtempSync(join(tmpdir(), 'bench-'))
 const results: string[] = []
 try {

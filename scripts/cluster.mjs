@@ -12,9 +12,11 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import { freePort } from './free-port.mjs'
+import { startCommand } from './start-command.mjs'
 
 /* global fetch */
 
@@ -92,6 +94,8 @@ process.on('SIGTERM', () => { void stop(0) })
 process.on('SIGINT', () => { void stop(0) })
 
 const dir = mkdtempSync(join(tmpdir(), 'api-cluster-'))
+// Each instance runs as `npm start` runs it, Node.js flags included.
+const npmStart = startCommand(join(dirname(fileURLToPath(import.meta.url)), '..'))
 const instances = []
 for (let i = 1; i <= count; i++) {
   const instancePort = await freePort()
@@ -104,7 +108,7 @@ for (let i = 1; i <= count; i++) {
     // Each instance has its own private metrics listener (a fixed port would collide).
     METRICS_PORT: String(await freePort())
   }
-  const args = dev ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js']
+  const args = [...npmStart.flags, ...(dev ? ['--import', 'tsx', 'src/server.ts'] : [npmStart.entry])]
   const child = run(`instance ${i}`, process.execPath, args, env)
   instances.push({ name: `i${i}`, port: instancePort, pid: child.pid, metricsPort: env.METRICS_PORT })
   say(`instance ${i}: pid ${child.pid}, http://127.0.0.1:${instancePort}, metrics 127.0.0.1:${env.METRICS_PORT}`)
