@@ -154,7 +154,7 @@ function loadFor (requests: autocannon.Request[], connections = CONNECTIONS, sec
   return SMOKE ? { connections, seconds, amount: SMOKE_AMOUNT, requests } : { connections, seconds, requests }
 }
 
-let answered = 0
+let answered = 0 // requests the service answered, per database (reset in benchDatabase)
 async function runOnce (route: Route, server: Server, seconds = SECONDS): Promise<Measured> {
   const result = await measure(server.url, loadFor(await route.load(server), CONNECTIONS, seconds))
   if (server.name === 'service') answered += result.total
@@ -279,6 +279,7 @@ async function benchDatabase (label: string, postgresAdminUrl: string | undefine
       METRICS_PORT: String(metricsPort)
     }, serviceLog, servicePort)
     const floor = await startServer('floor', ['--import', 'tsx', join(root, 'bench/floor.ts')], { FLOOR_DATABASE_URL: scratch.url, FLOOR_PORT: String(floorPort) }, join(work, `floor-${label}.log`), floorPort)
+    answered = 0
     try {
       const rows: Row[] = []
       for (const route of routes(data).filter((r) => ONLY === undefined || ONLY.includes(r.key))) {
