@@ -18,9 +18,10 @@ export const metrics = fp(async (app) => {
     registers: [registry]
   })
 
-  // One pair of labelled series per method, route pattern and status: prom-client finds a series
-  // by hashing its labels, so the pair is looked up once and kept (the set is bounded by the
-  // route table and the statuses the API answers). A callback hook: no promise per request.
+  // One pair of labelled series per method, route pattern and status, kept (the set is bounded by
+  // the route table and the statuses the API answers), so the label object is built once per
+  // series, not per request; prom-client still hashes the labels on each count and observation.
+  // A callback hook: no promise per request.
   const series = new Map<string, { count: Counter.Internal, time: Histogram.Internal<(typeof labelNames)[number]> }>()
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
