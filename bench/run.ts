@@ -2,9 +2,9 @@
 //
 // For each database (SQLite always; PostgreSQL too when BENCH_DATABASE_URL names a server where
 // a scratch database may be created): seed a fresh database through the data layer, build the
-// service and start it as `npm start` does (its node flags and dist/server.js, production settings, logs at
-// info to a file, metrics on, the rate limiter on with a limit too high to refuse), start the
-// floor server (bench/floor.ts) on the same database, then drive each route with autocannon:
+// service and start it as `npm start` does (its Node.js flags and dist/server.js, production
+// settings, logs at info to a file, metrics on, the rate limiter on with a limit too high to
+// refuse), start the floor server (bench/floor.ts) on the same database, then drive each route with autocannon:
 // a warm-up, then rounds alternating service and floor (A B A B), so that drift in the machine's
 // load touches both alike. Prints one table per database and PASS/FAIL per target.
 //
@@ -23,7 +23,7 @@ import type autocannon from 'autocannon'
 import { encodeCursor } from '../src/http/paging.js'
 import { scratchDatabase } from '../test/scratch-database.js'
 import { freePort } from '../scripts/free-port.mjs'
-import { startCommand } from '../scripts/start-command.mjs'
+import { serviceArguments } from '../scripts/start-command.mjs'
 import { measure, pinLoadGenerator, PINNED, start, startServer, type Load, type Measured, type Server } from './load.js'
 import { PASSWORD, seed, type Seeded, type SeedSize } from './seed.js'
 
@@ -305,9 +305,9 @@ pinLoadGenerator()
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${fmt(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; ` +
   (PINNED ? 'service and floor pinned to core 0, load generator to core 1 (taskset).' : 'no pinning (taskset or a second core missing).'))
 console.log(`Runs: ${SMOKE ? `smoke, ${SMOKE_AMOUNT} requests per route and server` : `warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route, service and floor alternating`}, ${CONNECTIONS} connections.`)
-// The full run builds and starts dist/server.js as `npm start` does (its Node.js flags too). The smoke run (CI) starts
-// the same entry point from source through tsx: it checks that the bench and every route work,
-// and spares the build (CI has already type-checked the same code).
+// The full run builds and starts dist/server.js as `npm start` does, with its Node.js flags. The
+// smoke run (CI) starts the same entry point from source through tsx: it checks that the bench
+// and every route work, and spares the build (CI has already type-checked the same code).
 if (!SMOKE) {
   const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
   if (build.status !== 0) {
@@ -315,8 +315,7 @@ if (!SMOKE) {
     process.exit(1)
   }
 }
-const NPM_START = startCommand(root)
-const SERVICE_ENTRY = [...NPM_START.flags, ...(SMOKE ? ['--import', 'tsx', join(root, 'src/server.ts')] : [join(root, NPM_START.entry)])]
+const SERVICE_ENTRY = serviceArguments(root, { fromSource: SMOKE })
 const work = mkdtempSync(join(tmpdir(), 'bench-'))
 const results: string[] = []
 try {

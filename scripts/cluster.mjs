@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { freePort } from './free-port.mjs'
-import { startCommand } from './start-command.mjs'
+import { serviceArguments } from './start-command.mjs'
 
 /* global fetch */
 
@@ -95,7 +95,7 @@ process.on('SIGINT', () => { void stop(0) })
 
 const dir = mkdtempSync(join(tmpdir(), 'api-cluster-'))
 // Each instance runs as `npm start` runs it, Node.js flags included.
-const npmStart = startCommand(join(dirname(fileURLToPath(import.meta.url)), '..'))
+const instanceArgs = serviceArguments(join(dirname(fileURLToPath(import.meta.url)), '..'), { fromSource: dev })
 const instances = []
 for (let i = 1; i <= count; i++) {
   const instancePort = await freePort()
@@ -108,8 +108,7 @@ for (let i = 1; i <= count; i++) {
     // Each instance has its own private metrics listener (a fixed port would collide).
     METRICS_PORT: String(await freePort())
   }
-  const args = [...npmStart.flags, ...(dev ? ['--import', 'tsx', 'src/server.ts'] : [npmStart.entry])]
-  const child = run(`instance ${i}`, process.execPath, args, env)
+  const child = run(`instance ${i}`, process.execPath, instanceArgs, env)
   instances.push({ name: `i${i}`, port: instancePort, pid: child.pid, metricsPort: env.METRICS_PORT })
   say(`instance ${i}: pid ${child.pid}, http://127.0.0.1:${instancePort}, metrics 127.0.0.1:${env.METRICS_PORT}`)
 }

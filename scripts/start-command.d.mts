@@ -1,2 +1,2 @@
-/** The Node.js flags and entry point of package.json's start script (see start-command.mjs). */
-export function startCommand (root: string): { flags: string[], entry: string }
+/** The arguments for `node` that start the service as `npm start` does (see start-command.mjs). */
+export function serviceArguments (root: string, options?: { fromSource?: boolean }): string[]

@@ -1,10 +1,14 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { serviceArguments } from '../../scripts/start-command.mjs'
 import { QUIET_LIMITS } from '../helper.js'
 
-// Runs src/server.ts as a real process (as `npm start` does after building), for what only a
-// process shows: start-up, configuration errors, signals and exit codes. The limits and the
-// metrics listener are set as for in-process tests (QUIET_LIMITS), unless a test says otherwise.
+// Runs src/server.ts as a real process (as `npm start` does after building, with its Node.js
+// flags), for what only a process shows: start-up, configuration errors, signals and exit codes.
+// The limits and the metrics listener are set as for in-process tests (QUIET_LIMITS), unless a
+// test says otherwise.
 
 export interface ServerProcess {
   child: ChildProcessWithoutNullStreams
@@ -17,8 +21,10 @@ export interface ServerProcess {
   logged: (pattern: RegExp) => Promise<void>
 }
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
 export function startServer (env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, serviceArguments(ROOT, { fromSource: true }), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...QUIET_LIMITS, LOG_LEVEL: 'info', ...env }
   })
   let out = ''
