@@ -154,7 +154,8 @@ function loadFor (requests: autocannon.Request[], connections = CONNECTIONS, sec
   return SMOKE ? { connections, seconds, amount: SMOKE_AMOUNT, requests } : { connections, seconds, requests }
 }
 
-let answered = 0 // requests the service answered, per database (reset in benchDatabase)
+/** Requests the service answered, over the whole run. */
+let answered = 0
 async function runOnce (route: Route, server: Server, seconds = SECONDS): Promise<Measured> {
   const result = await measure(server.url, loadFor(await route.load(server), CONNECTIONS, seconds))
   if (server.name === 'service') answered += result.total
@@ -279,7 +280,7 @@ async function benchDatabase (label: string, postgresAdminUrl: string | undefine
       METRICS_PORT: String(metricsPort)
     }, serviceLog, servicePort)
     const floor = await startServer('floor', ['--import', 'tsx', join(root, 'bench/floor.ts')], { FLOOR_DATABASE_URL: scratch.url, FLOOR_PORT: String(floorPort) }, join(work, `floor-${label}.log`), floorPort)
-    answered = 0
+    const answeredBefore = answered
     try {
       const rows: Row[] = []
       for (const route of routes(data).filter((r) => ONLY === undefined || ONLY.includes(r.key))) {
@@ -290,7 +291,7 @@ async function benchDatabase (label: string, postgresAdminUrl: string | undefine
       const highWater = service.highWater()
       printTable(label, rows, burst, highWater)
       const logLines = readFileSync(serviceLog, 'utf8').split('\n').filter((l) => l.includes('"reqId"')).length
-      console.log(`Service log: ${fmt(logLines)} lines naming a request id, at info, written to a file, for ${fmt(answered)} requests answered.`)
+      console.log(`Service log: ${fmt(logLines)} lines naming a request id, at info, written to a file, for ${fmt(answered - answeredBefore)} requests answered.`)
       return SMOKE ? [] : verdicts(label, rows, burst, highWater)
     } finally {
       await service.stop()
