@@ -142,9 +142,11 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     await new Promise((resolve) => setTimeout(resolve, 1000))
     // The kill is asynchronous: until the process is gone, its sockets still take connections.
     // `npm run cluster` reports the exit once the process (and every socket of it) is gone.
-    const gone = new Promise<number>((resolve) => {
+    const gone = new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => { reject(new Error('the killed instance was not reported gone within 10 s')) }, 10_000)
       const seen = (): void => {
         if (!/instance 2 \(pid \d+\) exited \(SIGKILL\)/.test(output)) return
+        clearTimeout(timer)
         cluster.stdout!.off('data', seen)
         resolve(Date.now())
       }
