@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Registry } from 'prom-client'
 import { catalogue } from '../http/errors.js'
 
 // GET /metrics on its own, private listener (METRICS_HOST:METRICS_PORT, 127.0.0.1:9464 by
@@ -23,7 +22,8 @@ function problem (status: 404 | 405, code: 'NOT_FOUND' | 'METHOD_NOT_ALLOWED'): 
   return { requestId, body: JSON.stringify({ type: `/errors/${code}`, title: entry.title, status, code, message: entry.message, requestId }) }
 }
 
-export function createMetricsListener (registry: Registry): MetricsListener {
+/** `render` gives the whole exposition, in `contentType`, at each scrape. */
+export function createMetricsListener (contentType: string, render: () => Promise<string>): MetricsListener {
   let server: Server | undefined
   const handle = async (method: string, path: string): Promise<{ status: number, headers: Record<string, string>, body: string }> => {
     if (path !== '/metrics') {
@@ -34,7 +34,7 @@ export function createMetricsListener (registry: Registry): MetricsListener {
       const { body, requestId } = problem(405, 'METHOD_NOT_ALLOWED')
       return { status: 405, headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, allow: 'GET, HEAD' }, body }
     }
-    return { status: 200, headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' }, body: await registry.metrics() }
+    return { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store' }, body: await render() }
   }
   return {
     listen: async (host, port) => {
