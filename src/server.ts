@@ -19,12 +19,12 @@ function readConfig (): Config {
 }
 
 const config = readConfig()
-const database = openDatabase(config.databaseUrl)
+const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements })
 const app = await buildApp({ config, database })
 
 try {
   // Migrations on a connection of their own, without the per-query time limits (see openDatabase).
-  const migrations = openDatabase(config.databaseUrl, { queryLimits: false })
+  const migrations = openDatabase(config.databaseUrl, { queryLimits: false, preparedStatements: config.pgPreparedStatements })
   try {
     await migrateToLatest(migrations.db, migrations.dialect)
   } finally {

@@ -46,7 +46,7 @@ export interface TestApp {
 export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean } = {}): Promise<TestApp> {
   const { url: databaseUrl, drop } = await freshDatabaseUrl()
   const config = loadConfig({ ...QUIET_LIMITS, ...env, DATABASE_URL: databaseUrl })
-  const database = openDatabase(config.databaseUrl)
+  const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements })
   await migrateToLatest(database.db, database.dialect)
   const app = await buildApp({ config, database, logger: false })
   // Every response of the suite is checked against the OpenAPI document (see conformance.ts).

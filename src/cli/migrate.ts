@@ -5,7 +5,7 @@ import { migrateToLatest } from '../db/migrate.js'
 // `npm run migrate`: brings the configured database to the latest schema and exits.
 try {
   const config = loadConfig()
-  const { db, dialect } = openDatabase(config.databaseUrl, { queryLimits: false })
+  const { db, dialect } = openDatabase(config.databaseUrl, { queryLimits: false, preparedStatements: config.pgPreparedStatements })
   try {
     const { results } = await migrateToLatest(db, dialect)
     for (const r of results ?? []) process.stdout.write(`${r.migrationName}: ${r.status}\n`)

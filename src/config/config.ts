@@ -25,6 +25,8 @@ export interface Config {
   trustProxy: string[]
   /** How long a shutdown keeps serving (readiness 503, `Connection: close`) before it stops accepting. */
   shutdownGraceMs: number
+  /** PostgreSQL: the hot queries run as named prepared statements (off for PgBouncer before 1.21 in transaction mode). */
+  pgPreparedStatements: boolean
 }
 
 export class ConfigError extends Error {
@@ -45,6 +47,13 @@ function integer (env: Env, name: string, fallback: number, min: number, max: nu
   const value = Number(raw)
   if (value < min || value > max) throw new ConfigError(name, `must be from ${min} to ${max}, got ${raw}`)
   return value
+}
+
+function flag (env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(name, `must be true or false, got "${raw}"`)
+  return raw === 'true'
 }
 
 function databaseUrl (env: Env): string {
@@ -126,6 +135,7 @@ export function loadConfig (env: Env = process.env): Config {
     metricsHost: env.METRICS_HOST === undefined || env.METRICS_HOST === '' ? '127.0.0.1' : env.METRICS_HOST,
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
     trustProxy: trustProxy(env),
-    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 5000, 0, 600000)
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 5000, 0, 600000),
+    pgPreparedStatements: flag(env, 'PG_PREPARED_STATEMENTS', true)
   }
 }

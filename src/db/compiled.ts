@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery } from 'kysely'
 import type { Executor } from './schema.js'
+import { nameStatement } from './statement-names.js'
 
 // Building a Kysely query and compiling it to SQL costs more than running it on a warm
 // database: in the profile of a cached read it was about a tenth of the time. A hot query of a
@@ -7,7 +8,9 @@ import type { Executor } from './schema.js'
 // where its values go, and afterwards only its parameter list is made anew: the values are put
 // where the markers were. A constant the builder itself adds (a `+ 1`) keeps its place.
 // Each distinct shape (with or without a cursor, say) is its own precompiled query.
-// Transactions are short-lived handles, so inside one the query is simply compiled as usual.
+// Transactions are short-lived handles, so inside one the query is simply compiled as usual
+// (to the same SQL text). On PostgreSQL that text then runs as a named prepared statement,
+// parsed and planned once per connection (db/statement-names.ts).
 
 interface Entry<R> { query: CompiledQuery<R>, slots: number[] }
 
@@ -25,6 +28,7 @@ export function precompiled<A extends unknown[], R> (build: (db: Executor, ...ar
       if (!args.every((_, i) => slots.includes(i))) throw new Error('precompiled: an argument did not become a parameter')
       entry = { query, slots }
       cache.set(db, entry)
+      nameStatement(query.sql)
     }
     const { query, slots } = entry
     return { ...query, parameters: slots.map((slot, i) => slot === -1 ? query.parameters[i] : args[slot]) }

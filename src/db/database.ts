@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3'
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type Driver, type SqliteDatabase as SqliteDialectDatabase } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
+import { statementName } from './statement-names.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -85,30 +86,38 @@ const CONNECT_TIMEOUT_MS = 3000
  * A client-side timeout leaves the query sent and the connection waiting for an answer that
  * may never come; every later query on it would queue behind. So the connection is destroyed:
  * the transaction's ROLLBACK fails at once instead of waiting in turn, and the pool replaces it.
+ *
+ * With `preparedStatements`, the hot queries go as named prepared statements (see
+ * db/statement-names.ts); node-postgres parses each once per connection and remembers it.
  */
-class GuardedClient extends pg.Client {
-  constructor (config?: string | pg.ClientConfig) {
-    super(config)
-    this.on('error', () => {})
-  }
-
-  override query (...args: unknown[]): any {
-    const result = (super.query as (...a: unknown[]) => unknown)(...args)
-    if (result instanceof Promise) {
-      result.catch((error: unknown) => {
-        if (error instanceof Error && error.message === 'Query read timeout') {
-          (this as unknown as { connection: { stream: { destroy: () => void } } }).connection.stream.destroy()
-        }
-      })
+function guardedClient (preparedStatements: boolean): typeof pg.Client {
+  return class GuardedClient extends pg.Client {
+    constructor (config?: string | pg.ClientConfig) {
+      super(config)
+      this.on('error', () => {})
     }
-    return result
+
+    override query (...args: unknown[]): any {
+      // A hot query's text (db/statement-names.ts) goes as a named prepared statement.
+      const [text, values] = args
+      const name = preparedStatements && args.length === 2 && typeof text === 'string' && Array.isArray(values) ? statementName(text) : undefined
+      const result = (super.query as (...a: unknown[]) => unknown)(...(name === undefined ? args : [{ name, text, values }]))
+      if (result instanceof Promise) {
+        result.catch((error: unknown) => {
+          if (error instanceof Error && error.message === 'Query read timeout') {
+            (this as unknown as { connection: { stream: { destroy: () => void } } }).connection.stream.destroy()
+          }
+        })
+      }
+      return result
+    }
   }
 }
 
-function openPostgres (url: string, limits: boolean): Kysely<Database> {
+function openPostgres (url: string, limits: boolean, preparedStatements: boolean): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: url,
-    Client: GuardedClient,
+    Client: guardedClient(preparedStatements),
     max: 10,
     // A database that cannot be reached must give a quick 503, never a hanging request. This
     // also bounds the wait for a free client when every one is busy.
@@ -126,14 +135,25 @@ function openPostgres (url: string, limits: boolean): Kysely<Database> {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
-/**
- * Opens the database. `queryLimits: false` (PostgreSQL) drops the statement and query time
- * limits, for schema migrations only: building an index on a large table may take minutes,
- * where a request's query must not take seconds.
- */
-export function openDatabase (databaseUrl: string, { queryLimits = true }: { queryLimits?: boolean } = {}): DatabaseHandle {
+export interface OpenOptions {
+  /**
+   * PostgreSQL: false drops the statement and query time limits, for schema migrations only:
+   * building an index on a large table may take minutes, where a request's query must not take
+   * seconds.
+   */
+  queryLimits?: boolean
+  /**
+   * PostgreSQL: false sends the hot queries unnamed too (PG_PREPARED_STATEMENTS=false), for a
+   * pooler that cannot keep a connection's prepared statements (PgBouncer before 1.21 in
+   * transaction mode).
+   */
+  preparedStatements?: boolean
+}
+
+/** Opens the database named by DATABASE_URL. */
+export function openDatabase (databaseUrl: string, { queryLimits = true, preparedStatements = true }: OpenOptions = {}): DatabaseHandle {
   if (databaseUrl.startsWith('file:')) {
     return { db: openSqlite(databaseUrl.slice('file:'.length)), dialect: 'sqlite' }
   }
-  return { db: openPostgres(databaseUrl, queryLimits), dialect: 'postgres' }
+  return { db: openPostgres(databaseUrl, queryLimits, preparedStatements), dialect: 'postgres' }
 }

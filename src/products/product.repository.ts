@@ -30,7 +30,10 @@ export async function insertProduct (db: Executor, product: NewProduct): Promise
     .executeTakeFirstOrThrow()
 }
 
-const productById = precompiled((db: Executor, id: bigint) => db.selectFrom('products').selectAll().where('id', '=', id))
+// Named columns, not `*`: a hot query runs as a prepared statement (db/statement-names.ts).
+const PRODUCT_COLUMNS = ['id', 'name', 'price', 'category', 'stock', 'on_sale', 'created_at', 'updated_at'] as const
+
+const productById = precompiled((db: Executor, id: bigint) => db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', '=', id))
 
 export async function findProductById (db: Executor, id: bigint): Promise<ProductRow | undefined> {
   return (await db.executeQuery(productById(db, id))).rows[0]

@@ -22,7 +22,8 @@ describe('loadConfig', () => {
       metricsHost: '127.0.0.1',
       metricsPort: 9464,
       trustProxy: [],
-      shutdownGraceMs: 5000
+      shutdownGraceMs: 5000,
+      pgPreparedStatements: true
     })
   })
 
@@ -32,8 +33,9 @@ describe('loadConfig', () => {
       SESSION_TTL_SECONDS: '60', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'debug', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
       RATE_LIMIT_PER_MINUTE: '0', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50',
       LOGIN_FAILURES_PER_ACCOUNT: '70', SIGNUPS_PER_CLIENT_PER_HOUR: '3', METRICS_HOST: '10.0.0.5', METRICS_PORT: '0',
-      TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback', SHUTDOWN_GRACE_MS: '0'
+      TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback', SHUTDOWN_GRACE_MS: '0', PG_PREPARED_STATEMENTS: 'false'
     })
+    assert.equal(config.pgPreparedStatements, false)
     assert.deepEqual(config.trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', 'loopback'])
     assert.equal(config.shutdownGraceMs, 0)
     assert.equal(config.port, 0)
@@ -67,7 +69,9 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', { TRUST_PROXY: 'proxy.example.com' }], ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/33' }],
     ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.1, 300.0.0.1' }], ['TRUST_PROXY', { TRUST_PROXY: '::1/129' }],
     ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/8/8' }], ['TRUST_PROXY', { TRUST_PROXY: 'true' }],
-    ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '5s' }], ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '600001' }]
+    ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '5s' }], ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '600001' }],
+    ['PG_PREPARED_STATEMENTS', { PG_PREPARED_STATEMENTS: 'off' }], ['PG_PREPARED_STATEMENTS', { PG_PREPARED_STATEMENTS: 'TRUE' }],
+    ['PG_PREPARED_STATEMENTS', { PG_PREPARED_STATEMENTS: '1' }]
   ]
   for (const [variable, env] of bad) {
     test(`${JSON.stringify(env)} is refused, naming ${variable}`, () => {

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { sql } from 'kysely'
+import { nameStatement } from '../../src/db/statement-names.js'
+import { findPost, listPosts } from '../../src/posts/post.repository.js'
+import { findProductById } from '../../src/products/product.repository.js'
+import { buildTestApp, dialect } from '../helper.js'
+
+// On PostgreSQL the hot queries of a fixed shape run as named prepared statements, parsed and
+// planned once per connection; PG_PREPARED_STATEMENTS=false sends them unnamed, for a pooler
+// that cannot keep a connection's statements. A named statement must name its columns.
+
+const postgresOnly = dialect === 'postgres' ? false : 'PostgreSQL only'
+
+/** Runs the hot reads on one connection, then lists that connection's prepared statements. */
+async function preparedAfterHotReads (env: Record<string, string>): Promise<Array<{ name: string, statement: string }>> {
+  const { app, close } = await buildTestApp(env)
+  try {
+    return await app.db.connection().execute(async (connection) => {
+      assert.equal(await findPost(connection, 1n), undefined)
+      assert.equal(await findProductById(connection, 1n), undefined)
+      assert.deepEqual(await listPosts(connection, { before: undefined, take: 21, authorId: undefined }), [])
+      assert.deepEqual(await listPosts(connection, { before: 10n, take: 21, authorId: 3n }), [])
+    const { rows } = await sql<{ name: string, statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(connection)
+      return rows
+    })
+  } finally {
+    await close()
+  }
+}
+
+describe('prepared statements', () => {
+  test('by default, each hot read is a named statement of its connection', { skip: postgresOnly }, async () => {
+    const prepared = await preparedAfterHotReads({})
+    assert.equal(prepared.length, 4)
+    for (const { name, statement } of prepared) {
+      assert.match(name, /^hot_\d+$/)
+      assert.doesNotMatch(statement, /\*/)
+    }
+    assert.ok(prepared.some(({ statement }) => /from "products" where "id" = \$1$/.test(statement)))
+    assert.ok(prepared.some(({ statement }) => /"posts"\."author_id" = \$2/.test(statement)))
+  })
+
+  test('PG_PREPARED_STATEMENTS=false: none', { skip: postgresOnly }, async () => {
+    assert.deepEqual(await preparedAfterHotReads({ PG_PREPARED_STATEMENTS: 'false' }), [])
+  })
+
+  test('a statement that does not name its columns is refused', () => {
+    for (const text of ['select * from "products" where "id" = $1', 'select "posts".* from "posts"', 'insert into "posts" ("title") values ($1) returning *']) {
+      assert.throws(() => { nameStatement(text) }, /must name its columns/)
+    }
+    assert.doesNotThrow(() => { nameStatement('select "id", "name" from "products" where "id" = $1') })
+  })
+})
