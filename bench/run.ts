@@ -316,7 +316,7 @@ if (!SMOKE) {
     process.exit(1)
   }
 }
-const SERVICE_ENTRY = serviceArguments(root, { fromSource: SMOKE })
+const SERVICE_ENTRY = serviceArguments({ fromSource: SMOKE })
 const work = mkdtempSync(join(tmpdir(), 'bench-'))
 const results: string[] = []
 try {

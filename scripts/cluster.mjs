@@ -12,9 +12,8 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { freePort } from './free-port.mjs'
 import { serviceArguments } from './start-command.mjs'
 
@@ -95,7 +94,7 @@ process.on('SIGINT', () => { void stop(0) })
 
 const dir = mkdtempSync(join(tmpdir(), 'api-cluster-'))
 // Each instance runs as `npm start` runs it, Node.js flags included.
-const instanceArgs = serviceArguments(join(dirname(fileURLToPath(import.meta.url)), '..'), { fromSource: dev })
+const instanceArgs = serviceArguments({ fromSource: dev })
 const instances = []
 for (let i = 1; i <= count; i++) {
   const instancePort = await freePort()

@@ -1,2 +1,2 @@
 /** The arguments for `node` that start the service as `npm start` does (see start-command.mjs). */
-export function serviceArguments (root: string, options?: { fromSource?: boolean }): string[]
+export function serviceArguments (options?: { fromSource?: boolean }): string[]

@@ -1,7 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { serviceArguments } from '../../scripts/start-command.mjs'
 import { QUIET_LIMITS } from '../helper.js'
 
@@ -21,10 +19,8 @@ export interface ServerProcess {
   logged: (pattern: RegExp) => Promise<void>
 }
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-
 export function startServer (env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, serviceArguments(ROOT, { fromSource: true }), {
+  const child = spawn(process.execPath, serviceArguments({ fromSource: true }), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...QUIET_LIMITS, LOG_LEVEL: 'info', ...env }
   })
   let out = ''
