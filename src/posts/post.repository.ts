@@ -10,10 +10,13 @@ import type { PostRow } from './post.table.js'
 // page: walk the index in id order and stop after `limit` rows, looking up one name per row.
 export type PostWithAuthor = PostRow & { author_name: string }
 
+// The columns, named rather than `*`: the hot queries run as prepared statements
+// (db/statement-names.ts).
+const POST_COLUMNS = ['posts.id', 'posts.author_id', 'posts.title', 'posts.content', 'posts.views', 'posts.created_at', 'posts.updated_at'] as const
+
 function selectPosts (db: Executor) {
   return db.selectFrom('posts').select((eb) => [
-    'posts.id as id', 'posts.author_id as author_id', 'posts.title as title', 'posts.content as content',
-    'posts.views as views', 'posts.created_at as created_at', 'posts.updated_at as updated_at',
+    ...POST_COLUMNS,
     eb.selectFrom('users').select('users.name').whereRef('users.id', '=', 'posts.author_id').$asScalar().$notNull().as('author_name')
   ])
 }
@@ -71,9 +74,6 @@ export async function listPosts (db: Executor, { before, take, authorId }: PostP
     : (before === undefined ? pages.authorFirst(db, authorId, take) : pages.authorAfter(db, authorId, before, take))
   return (await db.executeQuery(query)).rows
 }
-
-// Named columns, not `*`: a hot query runs as a prepared statement (db/statement-names.ts).
-const POST_COLUMNS = ['id', 'author_id', 'title', 'content', 'views', 'created_at', 'updated_at'] as const
 
 const insertPostQuery = precompiled((db: Executor, authorId: bigint, title: string, content: string, now: string) =>
   db.insertInto('posts').values({ author_id: authorId, title, content, created_at: now, updated_at: now }).returning(POST_COLUMNS))
