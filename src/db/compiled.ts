@@ -1,6 +1,7 @@
 import type { Compilable, CompiledQuery } from 'kysely'
 import type { Executor } from './schema.js'
 import { nameStatement } from './statement-names.js'
+import { handleOf } from './transaction.js'
 
 // Building a Kysely query and compiling it to SQL costs more than running it on a warm
 // database: in the profile of a cached read it was about a tenth of the time. A hot query of a
@@ -8,17 +9,19 @@ import { nameStatement } from './statement-names.js'
 // where its values go, and afterwards only its parameter list is made anew: the values are put
 // where the markers were. A constant the builder itself adds (a `+ 1`) keeps its place.
 // Each distinct shape (with or without a cursor, say) is its own precompiled query.
-// Transactions are short-lived handles, so inside one the query is simply compiled as usual
-// (to the same SQL text). On PostgreSQL that text then runs as a named prepared statement,
-// parsed and planned once per connection (db/statement-names.ts).
+// A transaction opened by inTransaction (db/transaction.ts) uses the compiled form of the
+// handle it was opened on: the SQL is the same, only the connection differs. (One opened any
+// other way compiles the query as usual.) On PostgreSQL the text then runs as a named prepared
+// statement, parsed and planned once per connection (db/statement-names.ts).
 
 interface Entry<R> { query: CompiledQuery<R>, slots: number[] }
 
 export function precompiled<A extends unknown[], R> (build: (db: Executor, ...args: A) => Compilable<R>): (db: Executor, ...args: A) => CompiledQuery<R> {
   const cache = new WeakMap<Executor, Entry<R>>()
   return (db, ...args) => {
-    if (db.isTransaction) return build(db, ...args).compile()
-    let entry = cache.get(db)
+    const handle = handleOf(db)
+    if (handle === undefined) return build(db, ...args).compile()
+    let entry = cache.get(handle)
     if (entry === undefined) {
       const markers = args.map((_, i) => ({ precompiledArgument: i }))
       const query = build(db, ...(markers as unknown as A)).compile()
@@ -27,7 +30,7 @@ export function precompiled<A extends unknown[], R> (build: (db: Executor, ...ar
       // dropped) would make every later call run with the first call's markers.
       if (!args.every((_, i) => slots.includes(i))) throw new Error('precompiled: an argument did not become a parameter')
       entry = { query, slots }
-      cache.set(db, entry)
+      cache.set(handle, entry)
       nameStatement(query.sql)
     }
     const { query, slots } = entry

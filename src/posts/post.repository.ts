@@ -1,6 +1,6 @@
 import { precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
-import { forUpdate } from '../db/lock.js'
+import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
 import type { PostRow } from './post.table.js'
 
@@ -27,14 +27,17 @@ export async function findPost (db: Executor, id: bigint): Promise<PostWithAutho
   return (await db.executeQuery(postById(db, id))).rows[0]
 }
 
+const postForUpdate = precompiledLock((db: Executor, id: bigint) => db.selectFrom('posts').select(POST_COLUMNS).where('posts.id', '=', id))
+const authorName = precompiled((db: Executor, id: bigint) => db.selectFrom('users').select('users.name').where('users.id', '=', id))
+
 /**
  * The post, its row locked for the rest of the transaction (read-check-write). Only the posts
  * row is locked; the author's name is read after it, in the same transaction.
  */
 export async function findPostForUpdate (trx: Executor, dialect: DialectName, id: bigint): Promise<PostWithAuthor | undefined> {
-  const post = await forUpdate(trx.selectFrom('posts').selectAll().where('id', '=', id), dialect).executeTakeFirst()
+  const post = (await trx.executeQuery(postForUpdate(trx, dialect, id))).rows[0]
   if (post === undefined) return undefined
-  const author = await trx.selectFrom('users').select('name').where('id', '=', post.author_id).executeTakeFirstOrThrow()
+  const author = (await trx.executeQuery(authorName(trx, post.author_id))).rows[0]!
   return { ...post, author_name: author.name }
 }
 
@@ -82,16 +85,19 @@ export async function insertPost (db: Executor, post: { authorId: bigint, title:
   return (await db.executeQuery(insertPostQuery(db, post.authorId, post.title, post.content, post.now))).rows[0]!
 }
 
-export async function updatePost (db: Executor, id: bigint, changes: { title?: string, content?: string, now: string }): Promise<PostRow> {
-  return await db.updateTable('posts')
-    .set({
-      ...(changes.title !== undefined ? { title: changes.title } : {}),
-      ...(changes.content !== undefined ? { content: changes.content } : {}),
-      updated_at: changes.now
-    })
+// A member left out (undefined, sent as NULL) keeps its value: one statement for every PATCH.
+const updatePostQuery = precompiled((db: Executor, id: bigint, title: string | null, content: string | null, now: string) =>
+  db.updateTable('posts')
+    .set((eb) => ({
+      title: eb.fn.coalesce(eb.val(title), eb.ref('title')),
+      content: eb.fn.coalesce(eb.val(content), eb.ref('content')),
+      updated_at: now
+    }))
     .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow()
+    .returning(POST_COLUMNS))
+
+export async function updatePost (db: Executor, id: bigint, changes: { title?: string, content?: string, now: string }): Promise<PostRow> {
+  return (await db.executeQuery(updatePostQuery(db, id, changes.title ?? null, changes.content ?? null, changes.now))).rows[0]!
 }
 
 export async function deletePost (db: Executor, id: bigint): Promise<void> {

@@ -1,6 +1,6 @@
 import { precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
-import { forUpdate } from '../db/lock.js'
+import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
 import type { Category } from './product.schemas.js'
 import type { ProductRow, ProductTable } from './product.table.js'
@@ -39,9 +39,11 @@ export async function findProductById (db: Executor, id: bigint): Promise<Produc
   return (await db.executeQuery(productById(db, id))).rows[0]
 }
 
+const productForUpdate = precompiledLock((db: Executor, id: bigint) => db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', '=', id))
+
 /** The product, locked until the transaction ends (PostgreSQL; SQLite holds the write lock already). */
 export async function lockProduct (trx: Executor, dialect: DialectName, id: bigint): Promise<ProductRow | undefined> {
-  return await forUpdate(trx.selectFrom('products').selectAll().where('id', '=', id), dialect).executeTakeFirst()
+  return (await trx.executeQuery(productForUpdate(trx, dialect, id))).rows[0]
 }
 
 /** Newest first; `limit` rows before the id `before` (keyset paging). */
@@ -69,18 +71,18 @@ export async function updateProduct (db: Executor, id: bigint, changes: ProductC
   return await db.updateTable('products').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
 }
 
+const takeStockQuery = precompiled((db: Executor, id: bigint, quantity: bigint, now: string) => db.updateTable('products')
+  .set((eb) => ({ stock: eb('stock', '-', quantity), updated_at: now }))
+  .where('id', '=', id)
+  .where('stock', '>=', quantity))
+
 /**
  * Takes `quantity` units, in one statement whose condition (`stock >= quantity`) is checked by
  * the database on the row it changes, so stock never goes below zero under any concurrency.
  * False when there were not enough units.
  */
 export async function takeStock (db: Executor, id: bigint, quantity: bigint, now: string): Promise<boolean> {
-  const result = await db.updateTable('products')
-    .set((eb) => ({ stock: eb('stock', '-', quantity), updated_at: now }))
-    .where('id', '=', id)
-    .where('stock', '>=', quantity)
-    .executeTakeFirst()
-  return result.numUpdatedRows === 1n
+  return (await db.executeQuery(takeStockQuery(db, id, quantity, now))).numAffectedRows === 1n
 }
 
 /** Returns units to stock (a canceled order). */

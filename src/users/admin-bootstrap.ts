@@ -1,5 +1,6 @@
 import type { Db } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
+import { inTransaction } from '../db/transaction.js'
 import { ApiError } from '../http/errors.js'
 import { deleteUserSessions } from '../sessions/session.repository.js'
 import { hashPassword, verifyPassword } from './password.js'
@@ -35,7 +36,7 @@ export async function ensureAdmin (db: Db, email: string, password: string): Pro
   const user = existing ?? await findUserByEmail(db, email)
   if (user === undefined) throw new Error('ensureAdmin: the account vanished while being promoted')
   if (user.role === 'ADMIN' && await verifyPassword(user.password_hash, password)) return 'unchanged'
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await setAdmin(trx, user.id, passwordHash, nowIso())
     await deleteUserSessions(trx, user.id)
   })

@@ -1,5 +1,5 @@
 import type { DialectName } from '../db/database.js'
-import { forUpdate } from '../db/lock.js'
+import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { ApiError } from '../http/errors.js'
@@ -42,9 +42,13 @@ export async function findUserByEmail (db: Executor, email: string): Promise<Use
     .executeTakeFirst()
 }
 
+// Named columns, not `*`: the lock runs as a prepared statement (db/statement-names.ts).
+const userForUpdate = precompiledLock((db: Executor, id: bigint) =>
+  db.selectFrom('users').select(['id', 'email', 'name', 'password_hash', 'role', 'created_at', 'updated_at']).where('id', '=', id))
+
 /** The user row, locked until the end of the transaction (for a read-check-write sequence). */
 export async function lockUser (trx: Executor, dialect: DialectName, id: bigint): Promise<UserRow | undefined> {
-  return await forUpdate(trx.selectFrom('users').selectAll().where('id', '=', id), dialect).executeTakeFirst()
+  return (await trx.executeQuery(userForUpdate(trx, dialect, id))).rows[0]
 }
 
 export async function updateUser (db: Executor, id: bigint, changes: { email: string, name: string, now: string }): Promise<UserRow> {

@@ -1,0 +1,23 @@
+import type { Transaction } from 'kysely'
+import type { Database, Db, Executor } from './schema.js'
+
+// Every transaction of the service is opened here, so that a transaction can be traced back to
+// the database handle it was opened on. A Kysely transaction is a fresh object each time; the
+// hot queries compiled once per handle (db/compiled.ts) find the handle's compiled form
+// through it, instead of building and compiling the query again in every transaction, which
+// cost more than running the whole transaction's statements (docs/PERFORMANCE.md).
+
+const handles = new WeakMap<Executor, Db>()
+
+/** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
+export async function inTransaction<T> (db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return await db.transaction().execute(async (trx) => {
+    handles.set(trx, db)
+    return await work(trx)
+  })
+}
+
+/** The database handle an executor runs on: itself, or the handle a transaction was opened on (undefined when it was opened elsewhere). */
+export function handleOf (executor: Executor): Db | undefined {
+  return executor.isTransaction ? handles.get(executor) : executor as Db
+}
