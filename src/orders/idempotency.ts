@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { sql, type Transaction } from 'kysely'
+import { precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
-import type { Database, Db } from '../db/schema.js'
+import type { Database, Db, Executor } from '../db/schema.js'
 import { jsonWithBigInts } from '../db/types.js'
 import { inTransaction } from '../db/transaction.js'
 import { ApiError, isApiError, type ErrorCode } from '../http/errors.js'
@@ -79,9 +80,7 @@ export async function runIdempotent<T> (
     const now = new Date()
     const nowText = now.toISOString()
     // An expired key is as good as new: its record goes (one row, so no lock-order trouble).
-    await trx.deleteFrom('idempotency_keys')
-      .where('user_id', '=', scope.userId).where('key', '=', scope.key).where('expires_at', '<=', nowText)
-      .execute()
+    await trx.executeQuery(deleteExpiredKey(trx, scope.userId, scope.key, nowText))
     await sweepExpired(trx, dialect, nowText)
 
     const reserved = await reserve(trx, dialect, scope, nowText, new Date(now.getTime() + TTL_MS).toISOString())
@@ -101,11 +100,7 @@ export async function runIdempotent<T> (
       result = { refused: error }
     }
     // Ids and money are BigInts; they are stored as decimal strings and revived by the caller.
-    await trx.updateTable('idempotency_keys')
-      .set({ state: 'DONE', response_status: stored.status, response_body: jsonWithBigInts(stored.body) })
-      .where('user_id', '=', scope.userId)
-      .where('key', '=', scope.key)
-      .execute()
+    await trx.executeQuery(completeKey(trx, scope.userId, scope.key, stored.status, jsonWithBigInts(stored.body)))
     return result
   })
   if ('refused' in outcome) throw outcome.refused
@@ -114,29 +109,46 @@ export async function runIdempotent<T> (
 
 const SWEEP_BATCH = 100
 
+// The statements every keyed request runs, compiled once (db/compiled.ts).
+const deleteExpiredKey = precompiled((db: Executor, userId: bigint, key: string, now: string) =>
+  db.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('key', '=', key).where('expires_at', '<=', now))
+
+const expiredIds = (db: Executor, now: string) =>
+  db.selectFrom('idempotency_keys').select('id').where('expires_at', '<=', now).limit(SWEEP_BATCH)
+const sweep = {
+  sqlite: precompiled((db: Executor, now: string) => db.deleteFrom('idempotency_keys').where('id', 'in', expiredIds(db, now))),
+  postgres: precompiled((db: Executor, now: string) => db.deleteFrom('idempotency_keys').where('id', 'in', expiredIds(db, now).forUpdate().skipLocked()))
+}
+
+const reserveKey = precompiled((db: Executor, userId: bigint, key: string, requestHash: string, now: string, expiresAt: string) =>
+  db.insertInto('idempotency_keys')
+    .values({ user_id: userId, key, request_hash: requestHash, state: 'IN_PROGRESS', created_at: now, expires_at: expiresAt })
+    .onConflict((oc) => oc.columns(['user_id', 'key']).doNothing())
+    .returning('id'))
+
+const completeKey = precompiled((db: Executor, userId: bigint, key: string, status: number, body: string) =>
+  db.updateTable('idempotency_keys').set({ state: 'DONE', response_status: status, response_body: body })
+    .where('user_id', '=', userId).where('key', '=', key))
+
 /**
  * Deletes up to SWEEP_BATCH expired records of any user, so the table stays about one day of
  * keys deep without a separate job. On PostgreSQL rows locked by another transaction are
  * skipped (SKIP LOCKED): the sweep never waits, so it can never deadlock with another sweep.
  */
 async function sweepExpired (trx: Transaction<Database>, dialect: DialectName, now: string): Promise<void> {
-  let expired = trx.selectFrom('idempotency_keys').select('id').where('expires_at', '<=', now).limit(SWEEP_BATCH)
-  if (dialect === 'postgres') expired = expired.forUpdate().skipLocked()
-  await trx.deleteFrom('idempotency_keys').where('id', 'in', expired).execute()
+  await trx.executeQuery(sweep[dialect](trx, now))
 }
 
 /** Inserts the caller's record; false when the key already has one (after waiting for its transaction). */
 async function reserve (trx: Transaction<Database>, dialect: DialectName, scope: { userId: bigint, key: string, requestHash: string }, now: string, expiresAt: string): Promise<boolean> {
-  const insert = trx.insertInto('idempotency_keys')
-    .values({ user_id: scope.userId, key: scope.key, request_hash: scope.requestHash, state: 'IN_PROGRESS', created_at: now, expires_at: expiresAt })
-    .onConflict((oc) => oc.columns(['user_id', 'key']).doNothing())
-    .returning('id')
-  if (dialect === 'sqlite') return await insert.executeTakeFirst() !== undefined
+  const insert = async (): Promise<{ id: bigint } | undefined> =>
+    (await trx.executeQuery(reserveKey(trx, scope.userId, scope.key, scope.requestHash, now, expiresAt))).rows[0]
+  if (dialect === 'sqlite') return await insert() !== undefined
   // PostgreSQL: wait for a concurrent holder of the key at most KEY_LOCK_TIMEOUT, then 409.
   await sql`set local lock_timeout = ${sql.lit(KEY_LOCK_TIMEOUT)}`.execute(trx)
   let row: { id: bigint } | undefined
   try {
-    row = await insert.executeTakeFirst()
+    row = await insert()
   } catch (error) {
     if ((error as { code?: unknown }).code === '55P03') throw new ApiError('IDEMPOTENCY_KEY_IN_USE', { cause: error })
     throw error
