@@ -13,7 +13,7 @@ export interface NewOrder {
   now: string
 }
 
-// The columns, named rather than `*`: the queries written once run as prepared statements
+// The columns, named rather than `*`: the precompiled queries run as prepared statements
 // (db/statement-names.ts).
 const ORDER_COLUMNS = ['id', 'user_id', 'product_id', 'quantity', 'total_price', 'status', 'created_at', 'updated_at'] as const
 

@@ -85,7 +85,8 @@ export async function insertPost (db: Executor, post: { authorId: bigint, title:
   return (await db.executeQuery(insertPostQuery(db, post.authorId, post.title, post.content, post.now))).rows[0]!
 }
 
-// A member left out (undefined, sent as NULL) keeps its value: one statement for every PATCH.
+// A member left out (sent as NULL) keeps its value: one statement for every PUT and PATCH,
+// whichever members they change.
 const updatePostQuery = precompiled((db: Executor, id: bigint, title: string | null, content: string | null, now: string) =>
   db.updateTable('posts')
     .set((eb) => ({
