@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { sql, type Transaction } from 'kysely'
 import { precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
@@ -46,7 +46,7 @@ export function readKey (headers: Record<string, string | string[] | undefined>)
 
 /** A fingerprint of what the request asks for; the same request always gives the same hash. */
 export function requestHash (parts: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url')
+  return hash('sha256', JSON.stringify(parts), 'base64url')
 }
 
 export interface Response<T> {
