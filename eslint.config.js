@@ -23,6 +23,18 @@ export default tseslint.config(
     }
   },
   {
+    // Every transaction of the service is opened by inTransaction, so that the precompiled
+    // queries run inside it are not built again on every request (src/db/transaction.ts).
+    files: ['src/**/*.ts'],
+    ignores: ['src/db/transaction.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression[callee.property.name='transaction'][arguments.length=0]",
+        message: 'Open a transaction with inTransaction (src/db/transaction.ts).'
+      }]
+    }
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } }
   }

@@ -1,8 +1,9 @@
 import type { Transaction } from 'kysely'
 import type { Database, Db, Executor } from './schema.js'
 
-// Every transaction of the service is opened here, so that a transaction can be traced back to
-// the database handle it was opened on. A Kysely transaction is a fresh object each time; the
+// Every transaction of the service is opened here (the lint refuses `db.transaction()`
+// anywhere else in src/), so that a transaction can be traced back to the database handle it
+// was opened on. A Kysely transaction is a fresh object each time; the
 // hot queries compiled once per handle (db/compiled.ts) find the handle's compiled form
 // through it, instead of building and compiling the query again in every transaction, which
 // cost more than running the whole transaction's statements (docs/PERFORMANCE.md).
