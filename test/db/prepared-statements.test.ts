@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { nameStatement } from '../../src/db/statement-names.js'
-import { findPost, listPosts } from '../../src/posts/post.repository.js'
+import { inTransaction } from '../../src/db/transaction.js'
+import { findPost, findPostForUpdate, listPosts } from '../../src/posts/post.repository.js'
 import { findProductById } from '../../src/products/product.repository.js'
 import { buildTestApp, dialect } from '../helper.js'
 
@@ -21,7 +22,7 @@ async function preparedAfterHotReads (env: Record<string, string>): Promise<Arra
       assert.equal(await findProductById(connection, 1n), undefined)
       assert.deepEqual(await listPosts(connection, { before: undefined, take: 21, authorId: undefined }), [])
       assert.deepEqual(await listPosts(connection, { before: 10n, take: 21, authorId: 3n }), [])
-    const { rows } = await sql<{ name: string, statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(connection)
+      const { rows } = await sql<{ name: string, statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(connection)
       return rows
     })
   } finally {
@@ -39,6 +40,24 @@ describe('prepared statements', () => {
     }
     assert.ok(prepared.some(({ statement }) => /from "products" where "id" = \$1$/.test(statement)))
     assert.ok(prepared.some(({ statement }) => /"posts"\."author_id" = \$2/.test(statement)))
+  })
+
+  test('inside a transaction too: the row lock and the author\'s name are named statements of its connection', { skip: postgresOnly }, async () => {
+    const { app, close } = await buildTestApp()
+    try {
+      const prepared = await inTransaction(app.db, async (trx) => {
+        const [author] = await sql<{ id: bigint }>`insert into users (email, name, password_hash, role, created_at, updated_at) values ('a@example.com', 'Ann', 'x', 'USER', now(), now()) returning id`.execute(trx).then((r) => r.rows)
+        const [post] = await sql<{ id: bigint }>`insert into posts (author_id, title, content, created_at, updated_at) values (${author!.id}, 'T', 'C', now(), now()) returning id`.execute(trx).then((r) => r.rows)
+        assert.equal((await findPostForUpdate(trx, 'postgres', post!.id))?.author_name, 'Ann')
+        return (await sql<{ name: string, statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(trx)).rows
+      })
+      assert.equal(prepared.length, 2)
+      assert.ok(prepared.every(({ name }) => /^hot_\d+$/.test(name)))
+      assert.ok(prepared.some(({ statement }) => /from "posts" where "posts"\."id" = \$1 for update$/.test(statement)))
+      assert.ok(prepared.some(({ statement }) => /^select "users"\."name" from "users" where "users"\."id" = \$1$/.test(statement)))
+    } finally {
+      await close()
+    }
   })
 
   test('PG_PREPARED_STATEMENTS=false: none', { skip: postgresOnly }, async () => {
