@@ -52,6 +52,13 @@ function cachingPrepare (sqlite: SqliteDatabase.Database): SqliteDialectDatabase
   }
 }
 
+// SQLite's own page cache, per connection. better-sqlite3 raises SQLite's default to 16 MiB, which
+// a read-heavy process on a large file fills within minutes: that is a tenth of the memory the
+// service is meant to stay within. The operating system caches the file as well, so a page
+// missing here costs a read() from memory, not from the disk (the B-tree's inner pages, the
+// ones every lookup passes, stay here).
+const SQLITE_CACHE_KIB = 4096
+
 function openSqlite (path: string): Kysely<Database> {
   const file = resolve(path)
   mkdirSync(dirname(file), { recursive: true })
@@ -62,6 +69,7 @@ function openSqlite (path: string): Kysely<Database> {
   sqlite.pragma('synchronous = FULL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma(`cache_size = -${SQLITE_CACHE_KIB}`)
   return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingPrepare(sqlite) }) })
 }
 
