@@ -33,13 +33,19 @@ export async function insertProduct (db: Executor, product: NewProduct): Promise
 // Named columns, not `*`: a hot query runs as a prepared statement (db/statement-names.ts).
 const PRODUCT_COLUMNS = ['id', 'name', 'price', 'category', 'stock', 'on_sale', 'created_at', 'updated_at'] as const
 
-const productById = precompiled((db: Executor, id: bigint) => db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', '=', id))
+function selectProduct (db: Executor, id: bigint) {
+  return db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', '=', id)
+}
+
+// One read, compiled twice: as it is, and as the lock of a read-check-write (FOR UPDATE on
+// PostgreSQL).
+const productById = precompiled(selectProduct)
 
 export async function findProductById (db: Executor, id: bigint): Promise<ProductRow | undefined> {
   return (await db.executeQuery(productById(db, id))).rows[0]
 }
 
-const productForUpdate = precompiledLock((db: Executor, id: bigint) => db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', '=', id))
+const productForUpdate = precompiledLock(selectProduct)
 
 /** The product, locked until the transaction ends (PostgreSQL; SQLite holds the write lock already). */
 export async function lockProduct (trx: Executor, dialect: DialectName, id: bigint): Promise<ProductRow | undefined> {
