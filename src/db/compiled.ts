@@ -1,4 +1,5 @@
-import type { Compilable, CompiledQuery } from 'kysely'
+import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
+import { sqliteConnectionOf } from './database.js'
 import type { Executor } from './schema.js'
 import { nameStatement } from './statement-names.js'
 import { handleOf } from './transaction.js'
@@ -12,7 +13,8 @@ import { handleOf } from './transaction.js'
 // A transaction opened by inTransaction (db/transaction.ts) uses the compiled form of the
 // handle it was opened on: the SQL is the same, only the connection differs. (One opened any
 // other way compiles the query as usual.) On PostgreSQL the text then runs as a named prepared
-// statement, parsed and planned once per connection (db/statement-names.ts).
+// statement, parsed and planned once per connection (db/statement-names.ts). A precompiled
+// query is run with execute (below), on SQLite straight on the connection where that is safe.
 
 interface Entry<R> { query: CompiledQuery<R>, slots: number[] }
 
@@ -36,4 +38,16 @@ export function precompiled<A extends unknown[], R> (build: (db: Executor, ...ar
     const { query, slots } = entry
     return { ...query, parameters: slots.map((slot, i) => slot === -1 ? query.parameters[i] : args[slot]) }
   }
+}
+
+/**
+ * Runs a precompiled query on an executor. On SQLite it runs at once on the connection, inside a
+ * transaction opened by inTransaction or while no one holds the connection (see
+ * db/sqlite-connection.ts); otherwise, and on PostgreSQL, through Kysely.
+ */
+export async function execute<R> (executor: Executor, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  const handle = handleOf(executor)
+  const connection = handle === undefined ? undefined : sqliteConnectionOf(handle)
+  if (connection !== undefined && (executor.isTransaction || !connection.held)) return connection.run(query)
+  return await executor.executeQuery(query)
 }

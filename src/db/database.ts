@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type Driver, type SqliteDatabase as SqliteDialectDatabase } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
+import { SqliteConnection } from './sqlite-connection.js'
 import { statementName } from './statement-names.js'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -11,45 +12,6 @@ export type DialectName = 'sqlite' | 'postgres'
 export interface DatabaseHandle {
   db: Kysely<Database>
   dialect: DialectName
-}
-
-// Kysely's SQLite driver opens transactions with a plain (deferred) BEGIN. A deferred
-// transaction that reads and then writes can fail with SQLITE_BUSY when another process holds
-// the write lock, and busy_timeout cannot help it; BEGIN IMMEDIATE takes the write lock up
-// front, so the busy timeout applies and writers queue instead of failing.
-class ImmediateSqliteDialect extends SqliteDialect {
-  override createDriver (): Driver {
-    const driver = super.createDriver()
-    driver.beginTransaction = async (connection: DatabaseConnection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'))
-    }
-    return driver
-  }
-}
-
-// Kysely's SQLite driver calls prepare() for every statement it runs, which parses and plans
-// the SQL again each time (it was the largest single cost of a cached read in the profile).
-// The statements are cached here by their SQL text instead: the service runs a few dozen
-// distinct texts, and the bound on the cache only guards against a caller building SQL with
-// literal values. A statement is synchronous in better-sqlite3 (all/get/run finish before the
-// next one starts), so one prepared statement can serve every caller; only one that is still
-// being iterated is busy, and then a fresh one is prepared.
-const STATEMENT_CACHE_SIZE = 500
-
-function cachingPrepare (sqlite: SqliteDatabase.Database): SqliteDialectDatabase {
-  const statements = new Map<string, SqliteDatabase.Statement>()
-  return {
-    close: () => { sqlite.close() },
-    prepare: (sql: string) => {
-      let statement = statements.get(sql)
-      if (statement === undefined || statement.busy) {
-        statement = sqlite.prepare(sql)
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
-        statements.set(sql, statement)
-      }
-      return statement
-    }
-  }
 }
 
 // SQLite's own page cache, per connection. better-sqlite3 raises SQLite's default to 16 MiB, which
@@ -70,7 +32,17 @@ function openSqlite (path: string): Kysely<Database> {
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma(`cache_size = -${SQLITE_CACHE_KIB}`)
-  return new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: cachingPrepare(sqlite) }) })
+  const connection = new SqliteConnection(sqlite)
+  const db = new Kysely<Database>({ dialect: connection.dialect() })
+  sqliteConnections.set(db, connection)
+  return db
+}
+
+const sqliteConnections = new WeakMap<Kysely<Database>, SqliteConnection>()
+
+/** The SQLite connection under a database handle; undefined on PostgreSQL. */
+export function sqliteConnectionOf (db: Kysely<Database>): SqliteConnection | undefined {
+  return sqliteConnections.get(db)
 }
 
 const INT8_OID = 20

@@ -14,7 +14,13 @@ const handles = new WeakMap<Executor, Db>()
 export async function inTransaction<T> (db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return await db.transaction().execute(async (trx) => {
     handles.set(trx, db)
-    return await work(trx)
+    try {
+      return await work(trx)
+    } finally {
+      // A transaction kept past its end is no longer traced to the handle: Kysely then refuses
+      // its queries, and none runs on the connection directly (db/compiled.ts).
+      handles.delete(trx)
+    }
   })
 }
 

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto'
 import { sql, type Transaction } from 'kysely'
-import { precompiled } from '../db/compiled.js'
+import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import type { Database, Db, Executor } from '../db/schema.js'
 import { jsonWithBigInts } from '../db/types.js'
@@ -80,7 +80,7 @@ export async function runIdempotent<T> (
     const now = new Date()
     const nowText = now.toISOString()
     // An expired key is as good as new: its record goes (one row, so no lock-order trouble).
-    await trx.executeQuery(deleteExpiredKey(trx, scope.userId, scope.key, nowText))
+    await execute(trx, deleteExpiredKey(trx, scope.userId, scope.key, nowText))
     await sweepExpired(trx, dialect, nowText)
 
     const reserved = await reserve(trx, dialect, scope, nowText, new Date(now.getTime() + TTL_MS).toISOString())
@@ -100,7 +100,7 @@ export async function runIdempotent<T> (
       result = { refused: error }
     }
     // Ids and money are BigInts; they are stored as decimal strings and revived by the caller.
-    await trx.executeQuery(completeKey(trx, scope.userId, scope.key, stored.status, jsonWithBigInts(stored.body)))
+    await execute(trx, completeKey(trx, scope.userId, scope.key, stored.status, jsonWithBigInts(stored.body)))
     return result
   })
   if ('refused' in outcome) throw outcome.refused
@@ -136,13 +136,13 @@ const completeKey = precompiled((db: Executor, userId: bigint, key: string, stat
  * skipped (SKIP LOCKED): the sweep never waits, so it can never deadlock with another sweep.
  */
 async function sweepExpired (trx: Transaction<Database>, dialect: DialectName, now: string): Promise<void> {
-  await trx.executeQuery(sweep[dialect](trx, now))
+  await execute(trx, sweep[dialect](trx, now))
 }
 
 /** Inserts the caller's record; false when the key already has one (after waiting for its transaction). */
 async function reserve (trx: Transaction<Database>, dialect: DialectName, scope: { userId: bigint, key: string, requestHash: string }, now: string, expiresAt: string): Promise<boolean> {
   const insert = async (): Promise<{ id: bigint } | undefined> =>
-    (await trx.executeQuery(reserveKey(trx, scope.userId, scope.key, scope.requestHash, now, expiresAt))).rows[0]
+    (await execute(trx, reserveKey(trx, scope.userId, scope.key, scope.requestHash, now, expiresAt))).rows[0]
   if (dialect === 'sqlite') return await insert() !== undefined
   // PostgreSQL: wait for a concurrent holder of the key at most KEY_LOCK_TIMEOUT, then 409.
   await sql`set local lock_timeout = ${sql.lit(KEY_LOCK_TIMEOUT)}`.execute(trx)

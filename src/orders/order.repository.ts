@@ -1,4 +1,4 @@
-import { precompiled } from '../db/compiled.js'
+import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
@@ -24,7 +24,7 @@ const insertOrderQuery = precompiled((db: Executor, userId: bigint, productId: b
 
 export async function insertOrder (db: Executor, order: NewOrder): Promise<OrderRow> {
   const query = insertOrderQuery(db, order.userId, order.productId, order.quantity, order.totalPrice, order.status, order.now)
-  return (await db.executeQuery(query)).rows[0]!
+  return (await execute(db, query)).rows[0]!
 }
 
 export async function findOrderById (db: Executor, id: bigint): Promise<OrderRow | undefined> {
@@ -35,7 +35,7 @@ const orderForUpdate = precompiledLock((db: Executor, id: bigint) => db.selectFr
 
 /** The order, locked until the transaction ends (PostgreSQL; SQLite holds the write lock already). */
 export async function lockOrder (trx: Executor, dialect: DialectName, id: bigint): Promise<OrderRow | undefined> {
-  return (await trx.executeQuery(orderForUpdate(trx, dialect, id))).rows[0]
+  return (await execute(trx, orderForUpdate(trx, dialect, id))).rows[0]
 }
 
 /** A user's orders, newest first; `limit` rows before the id `before` (keyset paging). */
@@ -50,5 +50,5 @@ const updateOrderStatusQuery = precompiled((db: Executor, id: bigint, from: Orde
 
 /** Moves the order from `from` to `to`; undefined when it was no longer in `from` (nothing changed). */
 export async function updateOrderStatus (db: Executor, id: bigint, from: OrderStatus, to: OrderStatus, now: string): Promise<OrderRow | undefined> {
-  return (await db.executeQuery(updateOrderStatusQuery(db, id, from, to, now))).rows[0]
+  return (await execute(db, updateOrderStatusQuery(db, id, from, to, now))).rows[0]
 }

@@ -1,4 +1,4 @@
-import { precompiled } from '../db/compiled.js'
+import { execute, precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -24,7 +24,7 @@ function selectPosts (db: Executor) {
 const postById = precompiled((db: Executor, id: bigint) => selectPosts(db).where('posts.id', '=', id))
 
 export async function findPost (db: Executor, id: bigint): Promise<PostWithAuthor | undefined> {
-  return (await db.executeQuery(postById(db, id))).rows[0]
+  return (await execute(db, postById(db, id))).rows[0]
 }
 
 const postForUpdate = precompiledLock((db: Executor, id: bigint) => db.selectFrom('posts').select(POST_COLUMNS).where('posts.id', '=', id))
@@ -35,9 +35,9 @@ const authorName = precompiled((db: Executor, id: bigint) => db.selectFrom('user
  * row is locked; the author's name is read after it, in the same transaction.
  */
 export async function findPostForUpdate (trx: Executor, dialect: DialectName, id: bigint): Promise<PostWithAuthor | undefined> {
-  const post = (await trx.executeQuery(postForUpdate(trx, dialect, id))).rows[0]
+  const post = (await execute(trx, postForUpdate(trx, dialect, id))).rows[0]
   if (post === undefined) return undefined
-  const author = (await trx.executeQuery(authorName(trx, post.author_id))).rows[0]!
+  const author = (await execute(trx, authorName(trx, post.author_id))).rows[0]!
   return { ...post, author_name: author.name }
 }
 
@@ -75,14 +75,14 @@ export async function listPosts (db: Executor, { before, take, authorId }: PostP
   const query = authorId === undefined
     ? (before === undefined ? pages.first(db, take) : pages.after(db, before, take))
     : (before === undefined ? pages.authorFirst(db, authorId, take) : pages.authorAfter(db, authorId, before, take))
-  return (await db.executeQuery(query)).rows
+  return (await execute(db, query)).rows
 }
 
 const insertPostQuery = precompiled((db: Executor, authorId: bigint, title: string, content: string, now: string) =>
   db.insertInto('posts').values({ author_id: authorId, title, content, created_at: now, updated_at: now }).returning(POST_COLUMNS))
 
 export async function insertPost (db: Executor, post: { authorId: bigint, title: string, content: string, now: string }): Promise<PostRow> {
-  return (await db.executeQuery(insertPostQuery(db, post.authorId, post.title, post.content, post.now))).rows[0]!
+  return (await execute(db, insertPostQuery(db, post.authorId, post.title, post.content, post.now))).rows[0]!
 }
 
 // A member left out (sent as NULL) keeps its value: one statement for every PUT and PATCH,
@@ -98,7 +98,7 @@ const updatePostQuery = precompiled((db: Executor, id: bigint, title: string | n
     .returning(POST_COLUMNS))
 
 export async function updatePost (db: Executor, id: bigint, changes: { title?: string, content?: string, now: string }): Promise<PostRow> {
-  return (await db.executeQuery(updatePostQuery(db, id, changes.title ?? null, changes.content ?? null, changes.now))).rows[0]!
+  return (await execute(db, updatePostQuery(db, id, changes.title ?? null, changes.content ?? null, changes.now))).rows[0]!
 }
 
 export async function deletePost (db: Executor, id: bigint): Promise<void> {
@@ -113,5 +113,5 @@ const countViewQuery = precompiled((db: Executor, id: bigint) =>
   db.updateTable('posts').set((eb) => ({ views: eb('views', '+', 1n) })).where('id', '=', id).returning('views'))
 
 export async function countView (db: Executor, id: bigint): Promise<bigint | undefined> {
-  return (await db.executeQuery(countViewQuery(db, id))).rows[0]?.views
+  return (await execute(db, countViewQuery(db, id))).rows[0]?.views
 }

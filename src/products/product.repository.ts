@@ -1,4 +1,4 @@
-import { precompiled } from '../db/compiled.js'
+import { execute, precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -42,14 +42,14 @@ function selectProduct (db: Executor, id: bigint) {
 const productById = precompiled(selectProduct)
 
 export async function findProductById (db: Executor, id: bigint): Promise<ProductRow | undefined> {
-  return (await db.executeQuery(productById(db, id))).rows[0]
+  return (await execute(db, productById(db, id))).rows[0]
 }
 
 const productForUpdate = precompiledLock(selectProduct)
 
 /** The product, locked until the transaction ends (PostgreSQL; SQLite holds the write lock already). */
 export async function lockProduct (trx: Executor, dialect: DialectName, id: bigint): Promise<ProductRow | undefined> {
-  return (await trx.executeQuery(productForUpdate(trx, dialect, id))).rows[0]
+  return (await execute(trx, productForUpdate(trx, dialect, id))).rows[0]
 }
 
 /** Newest first; `limit` rows before the id `before` (keyset paging). */
@@ -88,7 +88,7 @@ const takeStockQuery = precompiled((db: Executor, id: bigint, quantity: bigint, 
  * False when there were not enough units.
  */
 export async function takeStock (db: Executor, id: bigint, quantity: bigint, now: string): Promise<boolean> {
-  return (await db.executeQuery(takeStockQuery(db, id, quantity, now))).numAffectedRows === 1n
+  return (await execute(db, takeStockQuery(db, id, quantity, now))).numAffectedRows === 1n
 }
 
 /** Returns units to stock (a canceled order). */

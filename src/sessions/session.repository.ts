@@ -1,4 +1,4 @@
-import { precompiled } from '../db/compiled.js'
+import { execute, precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import type { Role } from '../users/user.table.js'
 
@@ -25,7 +25,7 @@ const sessionUser = precompiled((db: Executor, tokenHash: string, now: string) =
   .where('sessions.expires_at', '>', now))
 
 export async function findSessionUser (db: Executor, tokenHash: string, now: string): Promise<SessionUser | undefined> {
-  return (await db.executeQuery(sessionUser(db, tokenHash, now))).rows[0]
+  return (await execute(db, sessionUser(db, tokenHash, now))).rows[0]
 }
 
 export async function deleteSession (db: Executor, tokenHash: string): Promise<void> {

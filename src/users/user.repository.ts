@@ -1,4 +1,5 @@
 import type { DialectName } from '../db/database.js'
+import { execute } from '../db/compiled.js'
 import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
@@ -48,7 +49,7 @@ const userForUpdate = precompiledLock((db: Executor, id: bigint) =>
 
 /** The user row, locked until the end of the transaction (for a read-check-write sequence). */
 export async function lockUser (trx: Executor, dialect: DialectName, id: bigint): Promise<UserRow | undefined> {
-  return (await trx.executeQuery(userForUpdate(trx, dialect, id))).rows[0]
+  return (await execute(trx, userForUpdate(trx, dialect, id))).rows[0]
 }
 
 export async function updateUser (db: Executor, id: bigint, changes: { email: string, name: string, now: string }): Promise<UserRow> {
