@@ -48,11 +48,16 @@ export function sqliteConnectionOf (db: Kysely<Database>): SqliteConnection | un
 const INT8_OID = 20
 
 // How long a query may run: the server stops it first (statement_timeout, a clean error on a
-// usable connection); the client gives up a little later (query_timeout), for the case where the
-// server cannot answer at all (a frozen host, a network that drops packets silently).
+// usable connection); the client gives up a little later, for the case where the server cannot
+// answer at all (a frozen host, a network that drops packets silently).
 export const STATEMENT_TIMEOUT_MS = 4000
 export const QUERY_TIMEOUT_MS = 5000
 const CONNECT_TIMEOUT_MS = 3000
+
+/** The error a query fails with when the server has not answered it in time. */
+const QUERY_READ_TIMEOUT = 'Query read timeout'
+
+type QueryCallback = (error: Error | null, result: pg.QueryResult) => void
 
 /**
  * A pg client that never lets a connection failure escape as a process-level error.
@@ -63,14 +68,22 @@ const CONNECT_TIMEOUT_MS = 3000
  * client's whole life; the request that holds the client then sees its next query fail
  * ("not queryable"), which the error handler answers with 503.
  *
- * A client-side timeout leaves the query sent and the connection waiting for an answer that
- * may never come; every later query on it would queue behind. So the connection is destroyed:
- * the transaction's ROLLBACK fails at once instead of waiting in turn, and the pool replaces it.
+ * Every query of the service comes through Kysely as `query(text, values)`, answered by a
+ * promise. It is passed on to pg in pg's callback form, with the client-side time limit kept
+ * here rather than pg's `query_timeout`. Both are about memory, measured (docs/PERFORMANCE.md):
+ * pg's promise form and pg's per-query timer each made the rows of every query outlive two
+ * young-generation collections, so they were copied twice and then moved to the old generation,
+ * a tenth of a list page's time on PostgreSQL. The timer here holds only the socket.
+ *
+ * When the time limit passes, the connection is destroyed, not only the query failed: the query
+ * was sent and the connection would wait for its answer, with every later query queued behind;
+ * destroyed, it fails the query and anything queued at once (the transaction's ROLLBACK too), and
+ * the pool replaces it.
  *
  * With `preparedStatements`, the hot queries go as named prepared statements (see
  * db/statement-names.ts); node-postgres parses each once per connection and remembers it.
  */
-function guardedClient (preparedStatements: boolean): typeof pg.Client {
+function guardedClient (preparedStatements: boolean, queryTimeoutMs: number | undefined): typeof pg.Client {
   return class GuardedClient extends pg.Client {
     constructor (config?: string | pg.ClientConfig) {
       super(config)
@@ -78,18 +91,27 @@ function guardedClient (preparedStatements: boolean): typeof pg.Client {
     }
 
     override query (...args: unknown[]): any {
-      // A hot query's text (db/statement-names.ts) goes as a named prepared statement.
       const [text, values] = args
-      const name = preparedStatements && args.length === 2 && typeof text === 'string' && Array.isArray(values) ? statementName(text) : undefined
-      const result = (super.query as (...a: unknown[]) => unknown)(...(name === undefined ? args : [{ name, text, values }]))
-      if (result instanceof Promise) {
-        result.catch((error: unknown) => {
-          if (error instanceof Error && error.message === 'Query read timeout') {
-            (this as unknown as { connection: { stream: { destroy: () => void } } }).connection.stream.destroy()
-          }
-        })
-      }
-      return result
+      if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values)) return (super.query as (...a: unknown[]) => unknown)(...args)
+      // A hot query's text (db/statement-names.ts) goes as a named prepared statement.
+      const name = preparedStatements ? statementName(text) : undefined
+      return new Promise<pg.QueryResult>((resolve, reject) => {
+        const timer = queryTimeoutMs === undefined ? undefined : this.#giveUpAfter(queryTimeoutMs)
+        const done: QueryCallback = (error, result) => {
+          clearTimeout(timer)
+          if (error === null) resolve(result)
+          else reject(error)
+        }
+        const send = super.query as (config: pg.QueryConfig | string, values: unknown[] | undefined, callback: QueryCallback) => void
+        if (name === undefined) send.call(this, text, values, done)
+        else send.call(this, { name, text, values }, undefined, done)
+      })
+    }
+
+    /** Destroys the connection after `ms`, failing its queries; the timer holds only the socket. */
+    #giveUpAfter (ms: number): NodeJS.Timeout {
+      const stream = (this as unknown as { connection: { stream: { destroy: (error: Error) => void } } }).connection.stream
+      return setTimeout(() => { stream.destroy(new Error(QUERY_READ_TIMEOUT)) }, ms)
     }
   }
 }
@@ -97,13 +119,13 @@ function guardedClient (preparedStatements: boolean): typeof pg.Client {
 function openPostgres (url: string, limits: boolean, preparedStatements: boolean): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: url,
-    Client: guardedClient(preparedStatements),
+    Client: guardedClient(preparedStatements, limits ? QUERY_TIMEOUT_MS : undefined),
     max: 10,
     // A database that cannot be reached must give a quick 503, never a hanging request. This
     // also bounds the wait for a free client when every one is busy.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30000,
-    ...(limits ? { statement_timeout: STATEMENT_TIMEOUT_MS, query_timeout: QUERY_TIMEOUT_MS } : {}),
+    ...(limits ? { statement_timeout: STATEMENT_TIMEOUT_MS } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? (value: string) => BigInt(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser
