@@ -83,7 +83,7 @@ type QueryCallback = (error: Error | null, result: pg.QueryResult) => void
  * With `preparedStatements`, the hot queries go as named prepared statements (see
  * db/statement-names.ts); node-postgres parses each once per connection and remembers it.
  */
-function guardedClient (preparedStatements: boolean, queryTimeoutMs: number | undefined): typeof pg.Client {
+export function guardedClient (preparedStatements: boolean, queryTimeoutMs: number | undefined): typeof pg.Client {
   return class GuardedClient extends pg.Client {
     constructor (config?: string | pg.ClientConfig) {
       super(config)

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type pg from 'pg'
+import { guardedClient } from '../../src/db/database.js'
+import { dialect } from '../helper.js'
+
+// The service's node-postgres client answers Kysely's `query(text, values)` itself (pg's
+// callback form under a promise of its own) and keeps the client-side time limit with its own
+// timer: when the server does not answer in time, the query fails with 'Query read timeout' and
+// the connection is dropped, so nothing queued behind it waits.
+
+const postgresOnly = dialect === 'postgres' ? false : 'PostgreSQL only'
+
+async function connect (queryTimeoutMs: number | undefined): Promise<pg.Client> {
+  const GuardedClient = guardedClient(false, queryTimeoutMs)
+  const client = new GuardedClient({ connectionString: process.env.TEST_DATABASE_URL })
+  await client.connect()
+  return client
+}
+
+describe('the PostgreSQL client', { skip: postgresOnly }, () => {
+  test('answers a query as node-postgres does: rows, row count, command', async () => {
+    const client = await connect(5000)
+    try {
+      const result = await client.query('select $1::int as x, $2::text as y', [7, 'seven'])
+      assert.deepEqual(result.rows, [{ x: 7, y: 'seven' }])
+      assert.equal(result.rowCount, 1)
+      assert.equal(result.command, 'SELECT')
+      // A server error rejects with the server's code, and the connection stays usable.
+      await assert.rejects(client.query('select 1/0', []), (error: { code?: string }) => error.code === '22012')
+      assert.deepEqual((await client.query('select 1 as one', [])).rows, [{ one: 1 }])
+    } finally {
+      await client.end()
+    }
+  })
+
+  test('a query the server has not answered in time fails, and so does the one queued behind it', async () => {
+    const client = await connect(300)
+    try {
+      const started = Date.now()
+      const slow = client.query('select pg_sleep(3)', [])
+      const queued = client.query('select 1', [])
+      await assert.rejects(slow, /Query read timeout/)
+      await assert.rejects(queued)
+      const waited = Date.now() - started
+      assert.ok(waited >= 250 && waited < 2500, `gave up after ${waited} ms`)
+      // The connection was dropped, not left waiting for the answer.
+      await assert.rejects(client.query('select 1', []))
+    } finally {
+      await client.end().catch(() => {})
+    }
+  })
+
+  test('without a limit (migrations), a slow query is waited for', async () => {
+    const client = await connect(undefined)
+    try {
+      assert.deepEqual((await client.query('select pg_sleep(0.5), 1 as one', [])).rows, [{ pg_sleep: '', one: 1 }])
+    } finally {
+      await client.end()
+    }
+  })
+})
