@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
+import { QueryReadTimeout } from './errors.js'
 import type { Database } from './schema.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { statementName } from './statement-names.js'
@@ -53,9 +54,6 @@ const INT8_OID = 20
 export const STATEMENT_TIMEOUT_MS = 4000
 export const QUERY_TIMEOUT_MS = 5000
 const CONNECT_TIMEOUT_MS = 3000
-
-/** The error a query fails with when the server has not answered it in time. */
-const QUERY_READ_TIMEOUT = 'Query read timeout'
 
 type QueryCallback = (error: Error | null, result: pg.QueryResult) => void
 
@@ -111,7 +109,7 @@ export function guardedClient (preparedStatements: boolean, queryTimeoutMs: numb
     /** Destroys the connection after `ms`, failing its queries; the timer holds only the socket. */
     #giveUpAfter (ms: number): NodeJS.Timeout {
       const stream = (this as unknown as { connection: { stream: { destroy: (error: Error) => void } } }).connection.stream
-      return setTimeout(() => { stream.destroy(new Error(QUERY_READ_TIMEOUT)) }, ms)
+      return setTimeout(() => { stream.destroy(new QueryReadTimeout()) }, ms)
     }
   }
 }

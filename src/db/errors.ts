@@ -1,5 +1,15 @@
 // Recognises database failures by their driver codes, the same way for both dialects.
 
+/**
+ * A PostgreSQL query the server did not answer within the client's time limit; the client has
+ * dropped the connection (db/database.ts).
+ */
+export class QueryReadTimeout extends Error {
+  constructor () {
+    super('Query read timeout')
+  }
+}
+
 function codeOf (error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? code : ''
@@ -21,8 +31,9 @@ export function isDatabaseUnavailable (error: unknown): boolean {
   if (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_PG_CODES.has(code) || code.startsWith('08')) return true
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_FULL' ||
     code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY')) return true
-  // pg's own messages (a connection that timed out, died, or a query the client gave up on);
-  // the last one is Kysely's own, once its driver (the SQLite handle or the pool) is closed.
+  if (error instanceof QueryReadTimeout) return true
+  // pg's own messages (a connection that timed out or died); the last one is Kysely's own, once
+  // its driver (the SQLite handle or the pool) is closed.
   const message = error instanceof Error ? error.message : ''
-  return /timeout exceeded when trying to connect|Query read timeout|Connection terminated|Client has encountered a connection error|The database connection is not open|Cannot use a pool after calling end|driver has already been destroyed/i.test(message)
+  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|The database connection is not open|Cannot use a pool after calling end|driver has already been destroyed/i.test(message)
 }

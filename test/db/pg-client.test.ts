@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type pg from 'pg'
 import { guardedClient } from '../../src/db/database.js'
+import { isDatabaseUnavailable, QueryReadTimeout } from '../../src/db/errors.js'
 import { dialect } from '../helper.js'
 
 // The service's node-postgres client answers Kysely's `query(text, values)` itself (pg's
@@ -40,7 +41,8 @@ describe('the PostgreSQL client', { skip: postgresOnly }, () => {
       const started = Date.now()
       const slow = client.query('select pg_sleep(3)', [])
       const queued = client.query('select 1', [])
-      await assert.rejects(slow, /Query read timeout/)
+      // The error handler answers it with 503.
+      await assert.rejects(slow, (error) => error instanceof QueryReadTimeout && error.message === 'Query read timeout' && isDatabaseUnavailable(error))
       await assert.rejects(queued)
       const waited = Date.now() - started
       assert.ok(waited >= 250 && waited < 2500, `gave up after ${waited} ms`)
