@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
-import { sqliteConnectionOf } from './database.js'
+import { postgresPoolOf, runOnPool, sqliteConnectionOf } from './database.js'
 import type { Executor } from './schema.js'
 import { nameStatement } from './statement-names.js'
 import { handleOf } from './transaction.js'
@@ -43,11 +43,16 @@ export function precompiled<A extends unknown[], R> (build: (db: Executor, ...ar
 /**
  * Runs a precompiled query on an executor. On SQLite it runs at once on the connection, inside a
  * transaction opened by inTransaction or while no one holds the connection (see
- * db/sqlite-connection.ts); otherwise, and on PostgreSQL, through Kysely.
+ * db/sqlite-connection.ts). On PostgreSQL, outside a transaction, it runs on a pooled connection
+ * without Kysely's promise chain (runOnPool in db/database.ts). Otherwise it runs through Kysely.
  */
 export async function execute<R> (executor: Executor, query: CompiledQuery<R>): Promise<QueryResult<R>> {
   const handle = handleOf(executor)
-  const connection = handle === undefined ? undefined : sqliteConnectionOf(handle)
-  if (connection !== undefined && (executor.isTransaction || !connection.held)) return connection.run(query)
-  return await executor.executeQuery(query)
+  if (handle === undefined) return await executor.executeQuery(query)
+  const connection = sqliteConnectionOf(handle)
+  if (connection !== undefined) {
+    return executor.isTransaction || !connection.held ? connection.run(query) : await executor.executeQuery(query)
+  }
+  const pool = executor.isTransaction ? undefined : postgresPoolOf(handle)
+  return pool === undefined ? await executor.executeQuery(query) : await runOnPool(pool, query)
 }

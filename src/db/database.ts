@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely'
 import pg from 'pg'
 import { QueryReadTimeout } from './errors.js'
 import type { Database } from './schema.js'
@@ -91,19 +91,23 @@ export function guardedClient (preparedStatements: boolean, queryTimeoutMs: numb
     override query (...args: unknown[]): any {
       const [text, values] = args
       if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values)) return (super.query as (...a: unknown[]) => unknown)(...args)
+      return new Promise<pg.QueryResult>((resolve, reject) => {
+        this.guardedQuery(text, values, (error, result) => { if (error === null) resolve(result); else reject(error) })
+      })
+    }
+
+    /** Sends one query in pg's callback form, named when it is a hot query, within the time limit. */
+    guardedQuery (text: string, values: unknown[], callback: QueryCallback): void {
       // A hot query's text (db/statement-names.ts) goes as a named prepared statement.
       const name = preparedStatements ? statementName(text) : undefined
-      return new Promise<pg.QueryResult>((resolve, reject) => {
-        const timer = queryTimeoutMs === undefined ? undefined : this.#giveUpAfter(queryTimeoutMs)
-        const done: QueryCallback = (error, result) => {
-          clearTimeout(timer)
-          if (error === null) resolve(result)
-          else reject(error)
-        }
-        const send = super.query as (config: pg.QueryConfig | string, values: unknown[] | undefined, callback: QueryCallback) => void
-        if (name === undefined) send.call(this, text, values, done)
-        else send.call(this, { name, text, values }, undefined, done)
-      })
+      const timer = queryTimeoutMs === undefined ? undefined : this.#giveUpAfter(queryTimeoutMs)
+      const done: QueryCallback = (error, result) => {
+        clearTimeout(timer)
+        callback(error, result)
+      }
+      const query = super.query as (config: pg.QueryConfig | string, values: unknown[] | undefined, callback: QueryCallback) => void
+      if (name === undefined) query.call(this, text, values, done)
+      else query.call(this, { name, text, values }, undefined, done)
     }
 
     /** Destroys the connection after `ms`, failing its queries; the timer holds only the socket. */
@@ -132,7 +136,42 @@ function openPostgres (url: string, limits: boolean, preparedStatements: boolean
   // An idle client losing its connection also emits 'error' on the pool; without a listener
   // that would crash the process. The next query reports the outage instead.
   pool.on('error', () => {})
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  postgresPools.set(db, pool)
+  return db
+}
+
+const postgresPools = new WeakMap<Kysely<Database>, pg.Pool>()
+
+/** The PostgreSQL pool under a database handle; undefined on SQLite. */
+export function postgresPoolOf (db: Kysely<Database>): pg.Pool | undefined {
+  return postgresPools.get(db)
+}
+
+type GuardedPoolClient = pg.PoolClient & { guardedQuery: (text: string, values: unknown[], callback: QueryCallback) => void }
+
+/**
+ * Runs a compiled query outside any transaction on a connection from the pool, as Kysely's
+ * executor would (a pooled client, released after the query, the same result), but in pg's
+ * callback form from end to end: Kysely's executor, its driver and pg-pool's promise form are
+ * several awaits per query, about a twentieth of a read's time on PostgreSQL
+ * (docs/PERFORMANCE.md). Like Kysely, it releases the client without an error: one that failed
+ * a statement is still usable, and one whose time limit passed was destroyed, which the pool
+ * sees and replaces.
+ */
+export async function runOnPool<R> (pool: pg.Pool, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  return await new Promise((resolve, reject) => {
+    pool.connect((error, client, release) => {
+      if (client === undefined) { reject(error); return }
+      (client as GuardedPoolClient).guardedQuery(query.sql, query.parameters as unknown[], (error, result) => {
+        release()
+        if (error !== null) { reject(error); return }
+        const { command, rowCount, rows } = result
+        const changed = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE'
+        resolve({ numAffectedRows: changed ? BigInt(rowCount ?? 0) : undefined, rows: rows as R[] })
+      })
+    })
+  })
 }
 
 export interface OpenOptions {

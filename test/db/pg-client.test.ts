@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type pg from 'pg'
-import { guardedClient } from '../../src/db/database.js'
+import { setTimeout as delay } from 'node:timers/promises'
+import { CompiledQuery } from 'kysely'
+import pg from 'pg'
+import { guardedClient, runOnPool } from '../../src/db/database.js'
 import { isDatabaseUnavailable, QueryReadTimeout } from '../../src/db/errors.js'
 import { dialect } from '../helper.js'
 
@@ -11,6 +13,27 @@ import { dialect } from '../helper.js'
 // the connection is dropped, so nothing queued behind it waits.
 
 const postgresOnly = dialect === 'postgres' ? false : 'PostgreSQL only'
+
+/**
+ * A pool of guarded clients, and a way to end it that cannot hang: every connection it opened
+ * is ended, also one a query never gave back (then the pool's own end would wait forever).
+ */
+function trackedPool (queryTimeoutMs: number | undefined, config: pg.PoolConfig): { pool: pg.Pool, end: () => Promise<void> } {
+  const clients = new Set<pg.Client>()
+  const Guarded = guardedClient(false, queryTimeoutMs)
+  class Tracked extends Guarded {
+    constructor (config?: string | pg.ClientConfig) {
+      super(config)
+      clients.add(this)
+    }
+  }
+  const pool = new pg.Pool({ ...config, connectionString: process.env.TEST_DATABASE_URL, Client: Tracked })
+  const end = async (): Promise<void> => {
+    await Promise.all([...clients].map(async (client) => { await client.end().catch(() => {}) }))
+    await Promise.race([pool.end(), delay(1000)])
+  }
+  return { pool, end }
+}
 
 async function connect (queryTimeoutMs: number | undefined): Promise<pg.Client> {
   const GuardedClient = guardedClient(false, queryTimeoutMs)
@@ -59,6 +82,35 @@ describe('the PostgreSQL client', { skip: postgresOnly }, () => {
       assert.deepEqual((await client.query('select pg_sleep(0.5), 1 as one', [])).rows, [{ pg_sleep: '', one: 1 }])
     } finally {
       await client.end()
+    }
+  })
+
+  test('a query run on the pool (runOnPool) gives its connection back, after an error too', async () => {
+    // Two connections, and a short wait for one: a query that kept its connection would make
+    // the third query wait, and fail.
+    const { pool, end } = trackedPool(5000, { max: 2, connectionTimeoutMillis: 1000 })
+    try {
+      for (let i = 0; i < 6; i++) {
+        await assert.rejects(runOnPool(pool, CompiledQuery.raw('select 1/0')), (error: { code?: string }) => error.code === '22012')
+      }
+      const read = await runOnPool(pool, CompiledQuery.raw('select $1::int as x', [7]))
+      assert.deepEqual(read, { numAffectedRows: undefined, rows: [{ x: 7 }] })
+      assert.equal(pool.totalCount, pool.idleCount)
+    } finally {
+      await end()
+    }
+  })
+
+  test('a query run on the pool that the server has not answered in time fails, and the pool replaces the connection', async () => {
+    const { pool, end } = trackedPool(300, { max: 1, connectionTimeoutMillis: 1000 })
+    try {
+      const started = Date.now()
+      await assert.rejects(runOnPool(pool, CompiledQuery.raw('select pg_sleep(3)')), (error) => error instanceof QueryReadTimeout)
+      const waited = Date.now() - started
+      assert.ok(waited >= 250 && waited < 2500, `gave up after ${waited} ms`)
+      assert.deepEqual((await runOnPool(pool, CompiledQuery.raw('select 1 as one'))).rows, [{ one: 1 }])
+    } finally {
+      await end()
     }
   })
 })
