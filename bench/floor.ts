@@ -46,7 +46,7 @@ function sqliteStore (path: string): Store {
   const after = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < ? ORDER BY p.id DESC LIMIT ?`)
   const product = db.prepare('SELECT * FROM products WHERE id = ?')
   const view = db.prepare('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING views')
-  const session = db.prepare('SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ? AND s.expires_at > ?')
+  const session = db.prepare('SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = cast(? as text) AND s.expires_at > ?')
   const insert = db.prepare('INSERT INTO posts (author_id, title, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
   const lockPost = db.prepare('SELECT * FROM posts WHERE id = ?')
   const authorName = db.prepare('SELECT name FROM users WHERE id = ?')
@@ -109,7 +109,7 @@ function pgStore (url: string): Store {
       : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < $1 ORDER BY p.id DESC LIMIT $2`, values: [before, n] })).rows as PostRow[],
     product: async (id) => await one('product', 'SELECT * FROM products WHERE id = $1', [id]),
     countView: async (id) => (await one<{ views: number }>('view', 'UPDATE posts SET views = views + 1 WHERE id = $1 RETURNING views', [id]))?.views,
-    sessionUser: async (tokenHash, now) => await one('session', 'SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > $2', [tokenHash, now]),
+    sessionUser: async (tokenHash, now) => await one('session', 'SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = cast($1 as text) AND s.expires_at > $2', [tokenHash, now]),
     insertPost: async (authorId, title, content, now) => (await one<PostRow>('insert', 'INSERT INTO posts (author_id, title, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING *', [authorId, title, content, now]))!,
     patchPost: async (id, check, title, content, now) => await inTransaction(async (client) => {
       const row = await one<PostRow>('lock-post', 'SELECT * FROM posts WHERE id = $1 FOR UPDATE', [id], client)
