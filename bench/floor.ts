@@ -5,6 +5,8 @@
 // of it. Writes run the same statements as the service, in a transaction where the service uses
 // one, with the same durability (SQLite WAL + synchronous=FULL; PostgreSQL's defaults). Single-
 // resource reads send an ETag (SHA-1 of the body) because the PATCH runs need one for If-Match.
+// Where the service casts a parameter so that SQLite does not plan its statement again on every
+// run (src/db/fixed-plan.ts), the floor's statement casts it too.
 //
 //   FLOOR_DATABASE_URL=file:… | postgres://…   FLOOR_PORT=…   node --import tsx bench/floor.ts
 import { createHash, hash } from 'node:crypto'
@@ -42,8 +44,8 @@ function sqliteStore (path: string): Store {
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
   const post = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ?`)
-  const first = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT ?`)
-  const after = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < ? ORDER BY p.id DESC LIMIT ?`)
+  const first = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT cast(? as bigint)`)
+  const after = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < cast(? as bigint) ORDER BY p.id DESC LIMIT cast(? as bigint)`)
   const product = db.prepare('SELECT * FROM products WHERE id = ?')
   const view = db.prepare('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING views')
   const session = db.prepare('SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = cast(? as text) AND s.expires_at > ?')
@@ -105,8 +107,8 @@ function pgStore (url: string): Store {
   return {
     post: async (id) => await one('post', `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = $1`, [id]),
     page: async (before, n) => (before === undefined
-      ? await pool.query({ name: 'first', text: `SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT $1`, values: [n] })
-      : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < $1 ORDER BY p.id DESC LIMIT $2`, values: [before, n] })).rows as PostRow[],
+      ? await pool.query({ name: 'first', text: `SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT cast($1 as bigint)`, values: [n] })
+      : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < cast($1 as bigint) ORDER BY p.id DESC LIMIT cast($2 as bigint)`, values: [before, n] })).rows as PostRow[],
     product: async (id) => await one('product', 'SELECT * FROM products WHERE id = $1', [id]),
     countView: async (id) => (await one<{ views: number }>('view', 'UPDATE posts SET views = views + 1 WHERE id = $1 RETURNING views', [id]))?.views,
     sessionUser: async (tokenHash, now) => await one('session', 'SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = cast($1 as text) AND s.expires_at > $2', [tokenHash, now]),

@@ -1,5 +1,5 @@
-import { sql } from 'kysely'
 import { execute, precompiled } from '../db/compiled.js'
+import { fixedPlanText } from '../db/fixed-plan.js'
 import type { Executor } from '../db/schema.js'
 import type { Role } from '../users/user.table.js'
 
@@ -18,16 +18,12 @@ export async function insertSession (db: Executor, userId: bigint, tokenHash: st
 }
 
 /** The user behind a live (unexpired, not revoked) session token hash. */
-// Runs on every authenticated request: compiled once. The hash is compared through a cast that
-// changes nothing, for SQLite's sake: once ANALYZE has run, SQLite (built with STAT4, as
-// better-sqlite3 is) re-plans a statement whenever a parameter compared directly with an
-// indexed column is bound anew, since its value might favour another plan. That is every
-// request here, and it tripled the lookup's cost (20 against 7 µs, docs/PERFORMANCE.md). The
-// cast hides the value from the planner; the plan is the same unique-index search.
+// Runs on every authenticated request: compiled once, with the hash as a parameter SQLite does
+// not plan by (db/fixed-plan.ts).
 const sessionUser = precompiled((db: Executor, tokenHash: string, now: string) => db.selectFrom('sessions')
   .innerJoin('users', 'users.id', 'sessions.user_id')
   .select(['users.id as id', 'users.email as email', 'users.name as name', 'users.role as role', 'sessions.expires_at as expiresAt'])
-  .where('sessions.token_hash', '=', sql<string>`cast(${tokenHash} as text)`)
+  .where('sessions.token_hash', '=', fixedPlanText(tokenHash))
   .where('sessions.expires_at', '>', now))
 
 export async function findSessionUser (db: Executor, tokenHash: string, now: string): Promise<SessionUser | undefined> {
