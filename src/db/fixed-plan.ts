@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
+import type { DialectName } from './database.js'
 
 // better-sqlite3 builds SQLite with STAT4. Once ANALYZE has run (an operator's routine, and the
 // benchmark's), SQLite plans a statement with the values of some of its parameters: one compared
@@ -21,4 +22,13 @@ export function fixedPlanText (value: string): RawBuilder<string> {
 /** An integer parameter (an id, a page size) the query planner does not look at (see above). */
 export function fixedPlanInteger<T extends bigint | number> (value: T): RawBuilder<T> {
   return sql<T>`cast(${value} as bigint)`
+}
+
+/**
+ * A timestamp parameter the query planner does not look at: ISO text under a cast on SQLite. On
+ * PostgreSQL, which does not plan a statement again by its values, it stays a plain parameter
+ * (a cast to text would not compare with a timestamptz column).
+ */
+export function fixedPlanTimestamp (dialect: DialectName, value: string): RawBuilder<string> | string {
+  return dialect === 'sqlite' ? sql<string>`cast(${value} as text)` : value
 }
