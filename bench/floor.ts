@@ -5,8 +5,8 @@
 // of it. Writes run the same statements as the service, in a transaction where the service uses
 // one, with the same durability (SQLite WAL + synchronous=FULL; PostgreSQL's defaults). Single-
 // resource reads send an ETag (SHA-1 of the body) because the PATCH runs need one for If-Match.
-// Where the service casts a parameter so that SQLite does not plan its statement again on every
-// run (src/db/fixed-plan.ts), the floor's statement casts it too.
+// On SQLite every parameter is written `+?`, as the service's query compiler writes it, so that
+// SQLite does not plan the statement again on every run (src/db/sqlite-connection.ts).
 //
 //   FLOOR_DATABASE_URL=file:… | postgres://…   FLOOR_PORT=…   node --import tsx bench/floor.ts
 import { createHash, hash } from 'node:crypto'
@@ -43,19 +43,20 @@ function sqliteStore (path: string): Store {
   db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
-  const post = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ?`)
-  const first = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT cast(? as bigint)`)
-  const after = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < cast(? as bigint) ORDER BY p.id DESC LIMIT cast(? as bigint)`)
-  const product = db.prepare('SELECT * FROM products WHERE id = ?')
-  const view = db.prepare('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING views')
-  const session = db.prepare('SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = cast(? as text) AND s.expires_at > ?')
-  const insert = db.prepare('INSERT INTO posts (author_id, title, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
-  const lockPost = db.prepare('SELECT * FROM posts WHERE id = ?')
-  const authorName = db.prepare('SELECT name FROM users WHERE id = ?')
-  const update = db.prepare('UPDATE posts SET title = coalesce(?, title), content = coalesce(?, content), updated_at = ? WHERE id = ? RETURNING *')
-  const lockProduct = db.prepare('SELECT * FROM products WHERE id = ?')
-  const take = db.prepare('UPDATE products SET stock = stock - ?, updated_at = ? WHERE id = ? AND stock >= ?')
-  const order = db.prepare('INSERT INTO orders (user_id, product_id, quantity, total_price, status, created_at, updated_at) VALUES (?, ?, ?, ?, \'PAID\', ?, ?) RETURNING *')
+  const prepare = (text: string): Sqlite.Statement => db.prepare(text.replaceAll('?', '+?'))
+  const post = prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ?`)
+  const first = prepare(`SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT ?`)
+  const after = prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < ? ORDER BY p.id DESC LIMIT ?`)
+  const product = prepare('SELECT * FROM products WHERE id = ?')
+  const view = prepare('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING views')
+  const session = prepare('SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ? AND s.expires_at > ?')
+  const insert = prepare('INSERT INTO posts (author_id, title, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
+  const lockPost = prepare('SELECT * FROM posts WHERE id = ?')
+  const authorName = prepare('SELECT name FROM users WHERE id = ?')
+  const update = prepare('UPDATE posts SET title = coalesce(?, title), content = coalesce(?, content), updated_at = ? WHERE id = ? RETURNING *')
+  const lockProduct = prepare('SELECT * FROM products WHERE id = ?')
+  const take = prepare('UPDATE products SET stock = stock - ?, updated_at = ? WHERE id = ? AND stock >= ?')
+  const order = prepare('INSERT INTO orders (user_id, product_id, quantity, total_price, status, created_at, updated_at) VALUES (?, ?, ?, ?, \'PAID\', ?, ?) RETURNING *')
   // BEGIN IMMEDIATE, as the service's transactions.
   const patch = db.transaction((id: number, check: (row: PostRow) => void, title: string | undefined, content: string | undefined, now: string) => {
     const row = lockPost.get(id) as PostRow | undefined
@@ -107,11 +108,11 @@ function pgStore (url: string): Store {
   return {
     post: async (id) => await one('post', `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = $1`, [id]),
     page: async (before, n) => (before === undefined
-      ? await pool.query({ name: 'first', text: `SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT cast($1 as bigint)`, values: [n] })
-      : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < cast($1 as bigint) ORDER BY p.id DESC LIMIT cast($2 as bigint)`, values: [before, n] })).rows as PostRow[],
+      ? await pool.query({ name: 'first', text: `SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT $1`, values: [n] })
+      : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < $1 ORDER BY p.id DESC LIMIT $2`, values: [before, n] })).rows as PostRow[],
     product: async (id) => await one('product', 'SELECT * FROM products WHERE id = $1', [id]),
     countView: async (id) => (await one<{ views: number }>('view', 'UPDATE posts SET views = views + 1 WHERE id = $1 RETURNING views', [id]))?.views,
-    sessionUser: async (tokenHash, now) => await one('session', 'SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = cast($1 as text) AND s.expires_at > $2', [tokenHash, now]),
+    sessionUser: async (tokenHash, now) => await one('session', 'SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > $2', [tokenHash, now]),
     insertPost: async (authorId, title, content, now) => (await one<PostRow>('insert', 'INSERT INTO posts (author_id, title, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING *', [authorId, title, content, now]))!,
     patchPost: async (id, check, title, content, now) => await inTransaction(async (client) => {
       const row = await one<PostRow>('lock-post', 'SELECT * FROM posts WHERE id = $1 FOR UPDATE', [id], client)

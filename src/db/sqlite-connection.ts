@@ -1,5 +1,5 @@
 import type SqliteDatabase from 'better-sqlite3'
-import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult, type SqliteDatabase as SqliteDialectDatabase } from 'kysely'
+import { CompiledQuery, SqliteDialect, SqliteQueryCompiler, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type SqliteDatabase as SqliteDialectDatabase } from 'kysely'
 
 // The service's one SQLite connection, shared by Kysely and by the hot queries' direct path.
 //
@@ -98,5 +98,26 @@ class ConnectionDialect extends SqliteDialect {
       await connection.executeQuery(CompiledQuery.raw('begin immediate'))
     }
     return driver
+  }
+
+  override createQueryCompiler (): QueryCompiler {
+    return new FixedPlanQueryCompiler()
+  }
+}
+
+// better-sqlite3 builds SQLite with STAT4. Once ANALYZE has run (an operator's routine, and the
+// benchmark's), SQLite plans some statements by the values of their parameters (one compared
+// with an indexed column, a range on the primary key, a LIMIT) and marks such a statement to be
+// planned again whenever the parameter is bound anew; better-sqlite3 binds every parameter on
+// every run, so the statement was parsed and planned again on every request. Measured on the
+// benchmark's data: a session lookup took 20 µs instead of 7, a page of posts 75–83 µs instead
+// of 60–63 (docs/PERFORMANCE.md).
+// Every parameter is therefore written `+?`. SQLite's unary plus returns its operand unchanged
+// (the same value and type, and like a bare parameter it has no affinity), and the planner does
+// not look through it at the bound value. The service's plans do not depend on those values:
+// the same index is the right one for every token, id and page size.
+class FixedPlanQueryCompiler extends SqliteQueryCompiler {
+  protected override getCurrentParameterPlaceholder (): string {
+    return '+?'
   }
 }

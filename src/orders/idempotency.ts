@@ -2,7 +2,6 @@ import { hash } from 'node:crypto'
 import { sql, type Transaction } from 'kysely'
 import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
-import { fixedPlanInteger, fixedPlanText, fixedPlanTimestamp } from '../db/fixed-plan.js'
 import type { Database, Db, Executor } from '../db/schema.js'
 import { jsonWithBigInts } from '../db/types.js'
 import { inTransaction } from '../db/transaction.js'
@@ -81,7 +80,7 @@ export async function runIdempotent<T> (
     const now = new Date()
     const nowText = now.toISOString()
     // An expired key is as good as new: its record goes (one row, so no lock-order trouble).
-    await execute(trx, deleteExpiredKey[dialect](trx, scope.userId, scope.key, nowText))
+    await execute(trx, deleteExpiredKey(trx, scope.userId, scope.key, nowText))
     await sweepExpired(trx, dialect, nowText)
 
     const reserved = await reserve(trx, dialect, scope, nowText, new Date(now.getTime() + TTL_MS).toISOString())
@@ -110,19 +109,15 @@ export async function runIdempotent<T> (
 
 const SWEEP_BATCH = 100
 
-// The statements every keyed request runs, compiled once (db/compiled.ts), with the parameters
-// SQLite would plan by passed so that it does not (db/fixed-plan.ts). The key's (user_id, key)
-// is unique, and expires_at has an index of its own.
-const deleteExpiredKeyOn = (dialect: DialectName) => precompiled((db: Executor, userId: bigint, key: string, now: string) =>
-  db.deleteFrom('idempotency_keys').where('user_id', '=', fixedPlanInteger(userId)).where('key', '=', fixedPlanText(key))
-    .where('expires_at', '<=', fixedPlanTimestamp(dialect, now)))
-const deleteExpiredKey = { sqlite: deleteExpiredKeyOn('sqlite'), postgres: deleteExpiredKeyOn('postgres') }
+// The statements every keyed request runs, compiled once (db/compiled.ts).
+const deleteExpiredKey = precompiled((db: Executor, userId: bigint, key: string, now: string) =>
+  db.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('key', '=', key).where('expires_at', '<=', now))
 
-const expiredIds = (db: Executor, dialect: DialectName, now: string) =>
-  db.selectFrom('idempotency_keys').select('id').where('expires_at', '<=', fixedPlanTimestamp(dialect, now)).limit(fixedPlanInteger(SWEEP_BATCH))
+const expiredIds = (db: Executor, now: string) =>
+  db.selectFrom('idempotency_keys').select('id').where('expires_at', '<=', now).limit(SWEEP_BATCH)
 const sweep = {
-  sqlite: precompiled((db: Executor, now: string) => db.deleteFrom('idempotency_keys').where('id', 'in', expiredIds(db, 'sqlite', now))),
-  postgres: precompiled((db: Executor, now: string) => db.deleteFrom('idempotency_keys').where('id', 'in', expiredIds(db, 'postgres', now).forUpdate().skipLocked()))
+  sqlite: precompiled((db: Executor, now: string) => db.deleteFrom('idempotency_keys').where('id', 'in', expiredIds(db, now))),
+  postgres: precompiled((db: Executor, now: string) => db.deleteFrom('idempotency_keys').where('id', 'in', expiredIds(db, now).forUpdate().skipLocked()))
 }
 
 const reserveKey = precompiled((db: Executor, userId: bigint, key: string, requestHash: string, now: string, expiresAt: string) =>
@@ -133,7 +128,7 @@ const reserveKey = precompiled((db: Executor, userId: bigint, key: string, reque
 
 const completeKey = precompiled((db: Executor, userId: bigint, key: string, status: number, body: string) =>
   db.updateTable('idempotency_keys').set({ state: 'DONE', response_status: status, response_body: body })
-    .where('user_id', '=', fixedPlanInteger(userId)).where('key', '=', fixedPlanText(key)))
+    .where('user_id', '=', userId).where('key', '=', key))
 
 /**
  * Deletes up to SWEEP_BATCH expired records of any user, so the table stays about one day of
@@ -164,7 +159,7 @@ async function reserve (trx: Transaction<Database>, dialect: DialectName, scope:
 
 async function existingOutcome<T> (trx: Transaction<Database>, scope: { userId: bigint, key: string, requestHash: string }): Promise<Outcome<T>> {
   const record = await trx.selectFrom('idempotency_keys').selectAll()
-    .where('user_id', '=', fixedPlanInteger(scope.userId)).where('key', '=', fixedPlanText(scope.key)).executeTakeFirst()
+    .where('user_id', '=', scope.userId).where('key', '=', scope.key).executeTakeFirst()
   // Gone again (deleted between the two statements) or unfinished: neither can be seen while the
   // record is written in one transaction with the work, but a half-done record is never replayed.
   if (record === undefined) throw new ApiError('IDEMPOTENCY_KEY_IN_USE')

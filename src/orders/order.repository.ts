@@ -1,5 +1,4 @@
 import { execute, precompiled } from '../db/compiled.js'
-import { fixedPlanInteger } from '../db/fixed-plan.js'
 import type { DialectName } from '../db/database.js'
 import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
@@ -41,9 +40,8 @@ export async function lockOrder (trx: Executor, dialect: DialectName, id: bigint
 
 /** A user's orders, newest first; `limit` rows before the id `before` (keyset paging). */
 export async function listOrdersOfUser (db: Executor, userId: bigint, limit: number, before: bigint | undefined): Promise<OrderRow[]> {
-  // Parameters SQLite does not plan by (db/fixed-plan.ts).
-  let query = db.selectFrom('orders').selectAll().where('user_id', '=', fixedPlanInteger(userId)).orderBy('id', 'desc').limit(fixedPlanInteger(limit))
-  if (before !== undefined) query = query.where('id', '<', fixedPlanInteger(before))
+  let query = db.selectFrom('orders').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(limit)
+  if (before !== undefined) query = query.where('id', '<', before)
   return await query.execute()
 }
 

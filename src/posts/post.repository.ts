@@ -1,5 +1,4 @@
 import { execute, precompiled } from '../db/compiled.js'
-import { fixedPlanInteger } from '../db/fixed-plan.js'
 import type { Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -56,13 +55,12 @@ export interface PostPage {
  */
 export function listPostsQuery (db: Executor, page: PostPage) {
   let query = selectPosts(db)
-  // The cursor, the author and the page size are parameters SQLite does not plan by (db/fixed-plan.ts).
-  if (page.before !== undefined) query = query.where('posts.id', '<', fixedPlanInteger(page.before))
-  if (page.authorId === undefined) return query.orderBy('posts.id', 'desc').limit(fixedPlanInteger(page.take))
+  if (page.before !== undefined) query = query.where('posts.id', '<', page.before)
+  if (page.authorId === undefined) return query.orderBy('posts.id', 'desc').limit(page.take)
   // With the author fixed, ordering by (author_id, id) is the same order, spelled exactly as the
   // (author_id, id) index, which serves both the filter and the order.
-  return query.where('posts.author_id', '=', fixedPlanInteger(page.authorId))
-    .orderBy('posts.author_id', 'desc').orderBy('posts.id', 'desc').limit(fixedPlanInteger(page.take))
+  return query.where('posts.author_id', '=', page.authorId)
+    .orderBy('posts.author_id', 'desc').orderBy('posts.id', 'desc').limit(page.take)
 }
 
 // The four shapes of a page, each compiled once.

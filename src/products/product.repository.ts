@@ -1,5 +1,4 @@
 import { execute, precompiled } from '../db/compiled.js'
-import { fixedPlanInteger } from '../db/fixed-plan.js'
 import type { Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -55,9 +54,8 @@ export async function lockProduct (trx: Executor, dialect: DialectName, id: bigi
 
 /** Newest first; `limit` rows before the id `before` (keyset paging). */
 export async function listProducts (db: Executor, limit: number, before: bigint | undefined): Promise<ProductRow[]> {
-  // Parameters SQLite does not plan by (db/fixed-plan.ts).
-  let query = db.selectFrom('products').selectAll().orderBy('id', 'desc').limit(fixedPlanInteger(limit))
-  if (before !== undefined) query = query.where('id', '<', fixedPlanInteger(before))
+  let query = db.selectFrom('products').selectAll().orderBy('id', 'desc').limit(limit)
+  if (before !== undefined) query = query.where('id', '<', before)
   return await query.execute()
 }
 

@@ -1,5 +1,4 @@
 import { execute, precompiled } from '../db/compiled.js'
-import { fixedPlanText } from '../db/fixed-plan.js'
 import type { Executor } from '../db/schema.js'
 import type { Role } from '../users/user.table.js'
 
@@ -18,12 +17,11 @@ export async function insertSession (db: Executor, userId: bigint, tokenHash: st
 }
 
 /** The user behind a live (unexpired, not revoked) session token hash. */
-// Runs on every authenticated request: compiled once, with the hash as a parameter SQLite does
-// not plan by (db/fixed-plan.ts).
+// Runs on every authenticated request: compiled once.
 const sessionUser = precompiled((db: Executor, tokenHash: string, now: string) => db.selectFrom('sessions')
   .innerJoin('users', 'users.id', 'sessions.user_id')
   .select(['users.id as id', 'users.email as email', 'users.name as name', 'users.role as role', 'sessions.expires_at as expiresAt'])
-  .where('sessions.token_hash', '=', fixedPlanText(tokenHash))
+  .where('sessions.token_hash', '=', tokenHash)
   .where('sessions.expires_at', '>', now))
 
 export async function findSessionUser (db: Executor, tokenHash: string, now: string): Promise<SessionUser | undefined> {

@@ -8,6 +8,8 @@ import { dialect } from '../helper.js'
 // The settings every SQLite connection of the service opens with: the durability of a write
 // (write-ahead log, a full sync at each commit), foreign keys, how long a writer waits for the
 // lock, and the size of SQLite's own page cache, which counts against the process's memory.
+// And how a statement passes its values: each parameter as `+?`, which SQLite does not plan by,
+// so a statement is not planned again every time it runs (src/db/sqlite-connection.ts).
 
 describe('a SQLite connection', { skip: dialect !== 'sqlite' && 'SQLite only' }, async () => {
   const { url, drop } = await scratchDatabase('sqlite-settings')
@@ -34,4 +36,14 @@ describe('a SQLite connection', { skip: dialect !== 'sqlite' && 'SQLite only' },
     // Negative: a size in KiB rather than in pages.
     assert.equal(await pragma('cache_size'), -4096n)
   })
+
+  test('writes every parameter as +?, and a value passes through it unchanged', async () => {
+    const query = db.selectFrom('users').select('id').where('email', '=', 'a@example.com').where('id', '<', 10n).limit(5).compile()
+    assert.equal(query.sql, 'select "id" from "users" where "email" = +? and "id" < +? limit +?')
+    assert.deepEqual(query.parameters, ['a@example.com', 10n, 5])
+    // Unary plus is the identity in SQLite: text, integers, blobs and null keep value and type.
+    const { rows } = await sql<Record<string, unknown>>`select ${'007'} as t, typeof(${'007'}) as tt, ${7n} as i, ${Buffer.from([1, 2])} as b, ${null} as n`.execute(db)
+    assert.deepEqual(rows[0], { t: '007', tt: 'text', i: 7n, b: Buffer.from([1, 2]), n: null })
+  })
 })
+
