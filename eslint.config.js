@@ -25,8 +25,8 @@ export default tseslint.config(
   {
     // Every transaction of the service is opened by inTransaction, so that the precompiled
     // queries run inside it are not built again on every request (src/db/transaction.ts), and
-    // every precompiled query runs through execute, which on SQLite skips Kysely's promise chain
-    // where that is safe (src/db/compiled.ts).
+    // every precompiled query runs through execute, which skips Kysely's promise chain where
+    // that is safe (src/db/compiled.ts).
     files: ['src/**/*.ts'],
     ignores: ['src/db/transaction.ts', 'src/db/compiled.ts', 'src/db/sqlite-connection.ts'],
     rules: {

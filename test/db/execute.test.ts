@@ -8,8 +8,9 @@ import { buildTestApp, dialect } from '../helper.js'
 
 // A precompiled query runs through execute. On SQLite that runs it on the connection at once
 // (without Kysely's promise chain) inside a transaction opened by inTransaction, and outside any
-// transaction while no one holds the connection; it must never run inside another caller's
-// transaction, nor answer differently from Kysely.
+// transaction while no one holds the connection. On PostgreSQL, outside a transaction, it runs on
+// a pooled connection without Kysely (runOnPool). Either way it must never run inside another
+// caller's transaction, nor answer differently from Kysely.
 
 const NOW = '2026-01-01T00:00:00.000Z'
 const userName = precompiled((db: Executor, id: bigint) => db.selectFrom('users').select(['id', 'name']).where('id', '=', id))
