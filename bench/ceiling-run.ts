@@ -1,0 +1,120 @@
+// `npm run bench:ceiling`: how close to the floor this stack can come on a read, feature by feature.
+//
+// Seeds a SQLite database as `npm run bench` does, starts the floor (bench/floor.ts), then a
+// ladder of servers one after the other: bare Fastify on the floor's statements
+// (bench/ceiling.ts), the same with the service's per-request features added one at a time, and
+// last the service itself (dist/server.js as `npm start` runs it). Each is measured against the
+// floor on GET /v1/posts/{id} and GET /v1/products/{id}: a warm-up, then rounds alternating
+// server and floor; the ratio is the median of the per-round ratios, as in `npm run bench`.
+// Every server runs with the Node.js flags of `npm start`. A ratio against the floor says what
+// a rung costs; two rungs are compared through the floor, which runs throughout.
+//
+//   npm run bench:ceiling                            3 rounds of 5 s per route and rung
+//   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type autocannon from 'autocannon'
+import { freePort } from '../scripts/free-port.mjs'
+import { serviceArguments } from '../scripts/start-command.mjs'
+import { scratchDatabase } from '../test/scratch-database.js'
+import type { FEATURES } from './ceiling.js'
+import { measure, pinLoadGenerator, PINNED, startServer, type Server } from './load.js'
+import { seed } from './seed.js'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
+const root = resolve(import.meta.dirname, '..')
+
+type Feature = typeof FEATURES[number]
+// Cumulative: each rung is the one above it plus what its label names.
+const LADDER: Array<{ label: string, features: Feature[] }> = [
+  { label: 'bare Fastify, the floor\'s statement, `JSON.stringify`', features: [] },
+  { label: '+ one log line per request at info (the service\'s logger and log controller)', features: ['log'] },
+  { label: '+ request id (`X-Request-Id`) and the service\'s time limits', features: ['log', 'id'] },
+  { label: '+ compiled serializer, ETag (SHA-1 of the body) and 304', features: ['log', 'id', 'tag'] },
+  { label: '+ request metrics (counter and duration histogram)', features: ['log', 'id', 'tag', 'metrics'] },
+  { label: '+ rate limit (counting, two headers)', features: ['log', 'id', 'tag', 'metrics', 'limit'] },
+  { label: '+ the path id validated by a route schema', features: ['log', 'id', 'tag', 'metrics', 'limit', 'validate'] },
+  { label: '+ `X-Content-Type-Options` (every feature above: the ceiling)', features: ['log', 'id', 'tag', 'metrics', 'limit', 'validate', 'nosniff'] }
+]
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+const fmt = (n: number) => Math.round(n).toLocaleString('en')
+
+interface Read { name: string, requests: autocannon.Request[] }
+
+async function compare (server: Server, floor: Server, read: Read): Promise<{ rps: number, floorRps: number, ratio: number }> {
+  const run = async (target: Server, seconds: number) => {
+    const result = await measure(target.url, { connections: CONNECTIONS, seconds, requests: read.requests })
+    if (result.bad > 0) throw new Error(`${target.name}, ${read.name}: ${result.badDetail}`)
+    return result.rps
+  }
+  await run(server, 2)
+  await run(floor, 2)
+  const mine: number[] = []
+  const floors: number[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    mine.push(await run(server, SECONDS))
+    floors.push(await run(floor, SECONDS))
+  }
+  return { rps: median(mine), floorRps: median(floors), ratio: median(mine.map((rps, i) => rps / floors[i]!)) }
+}
+
+pinLoadGenerator()
+console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, node ${process.version}; ` +
+  (PINNED ? 'servers pinned to core 0, load generator to core 1 (taskset).' : 'no pinning (taskset or a second core missing).'))
+console.log(`Runs: warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route and rung, server and floor alternating, ${CONNECTIONS} connections.`)
+const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
+if (build.status !== 0) throw new Error('npm run build failed')
+const serviceArgs = serviceArguments()
+const nodeFlags = serviceArgs.slice(0, -1)
+
+const work = mkdtempSync(join(tmpdir(), 'ceiling-'))
+const scratch = await scratchDatabase('ceiling')
+try {
+  const data = await seed(scratch.url, { users: 1000, posts: 100_000, products: 1000, orders: 10_000 })
+  const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
+  const reads: Read[] = [
+    { name: 'GET /v1/posts/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(data.postIds)}` }) }] },
+    { name: 'GET /v1/products/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/products/${random(data.productIds)}` }) }] }
+  ]
+  const floorPort = await freePort()
+  const floor = await startServer('floor', ['--import', 'tsx', join(root, 'bench/floor.ts')], { FLOOR_DATABASE_URL: scratch.url, FLOOR_PORT: String(floorPort) }, join(work, 'floor.log'), floorPort)
+  try {
+    console.log(`\n| server | ${reads.map((r) => `${r.name}: req/s (floor) | ratio`).join(' | ')} |`)
+    console.log(`|---|${reads.map(() => '---:|---:').join('|')}|`)
+    const rungs = [
+      ...LADDER.map(({ label, features }) => ({ label, args: [...nodeFlags, '--import', 'tsx', join(root, 'bench/ceiling.ts')], env: { CEILING_DATABASE_URL: scratch.url, CEILING_FEATURES: features.join(',') } as Record<string, string> })),
+      { label: 'the service (`npm start`, every feature, its own structure)', args: serviceArgs, env: { NODE_ENV: 'production', HOST: '127.0.0.1', DATABASE_URL: scratch.url, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000' } as Record<string, string> }
+    ]
+    for (const [i, rung] of rungs.entries()) {
+      const port = await freePort()
+      // The service's metrics listener on (a free port), as in `npm run bench`.
+      if (rung.args === serviceArgs) rung.env.METRICS_PORT = String(await freePort())
+      process.stderr.write(`${rung.label}\n`)
+      const server = await startServer(`rung ${i + 1}`, rung.args, { ...rung.env, PORT: String(port), CEILING_PORT: String(port) }, join(work, `rung-${i + 1}.log`), port)
+      try {
+        const cells: string[] = []
+        for (const read of reads) {
+          const { rps, floorRps, ratio } = await compare(server, floor, read)
+          cells.push(`${fmt(rps)} (${fmt(floorRps)}) | ${ratio.toFixed(2)}`)
+        }
+        console.log(`| ${rung.label} | ${cells.join(' | ')} |`)
+      } finally {
+        await server.stop()
+      }
+    }
+  } finally {
+    await floor.stop()
+  }
+} finally {
+  await scratch.drop()
+  rmSync(work, { recursive: true, force: true })
+}
