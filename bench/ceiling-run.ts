@@ -10,6 +10,8 @@
 // a rung costs; two rungs are compared through the floor, which runs throughout.
 //
 //   npm run bench:ceiling                            3 rounds of 5 s per route and rung
+//   npm run bench:ceiling -- --smoke                 little data, 100 requests per route and server,
+//                                                    the service from source: checks that it runs (CI)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -23,8 +25,9 @@ import type { FEATURES } from './ceiling.js'
 import { measure, pinLoadGenerator, PINNED, startServer, type Server } from './load.js'
 import { seed } from './seed.js'
 
+const SMOKE = process.argv.includes('--smoke')
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
-const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
+const ROUNDS = SMOKE ? 1 : Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const root = resolve(import.meta.dirname, '..')
 
@@ -52,12 +55,14 @@ interface Read { name: string, requests: autocannon.Request[] }
 
 async function compare (server: Server, floor: Server, read: Read): Promise<{ rps: number, floorRps: number, ratio: number }> {
   const run = async (target: Server, seconds: number) => {
-    const result = await measure(target.url, { connections: CONNECTIONS, seconds, requests: read.requests })
+    const result = await measure(target.url, { connections: CONNECTIONS, seconds, requests: read.requests, ...(SMOKE ? { amount: 100 } : {}) })
     if (result.bad > 0) throw new Error(`${target.name}, ${read.name}: ${result.badDetail}`)
     return result.rps
   }
-  await run(server, 2)
-  await run(floor, 2)
+  if (!SMOKE) {
+    await run(server, 2)
+    await run(floor, 2)
+  }
   const mine: number[] = []
   const floors: number[] = []
   for (let round = 0; round < ROUNDS; round++) {
@@ -70,16 +75,23 @@ async function compare (server: Server, floor: Server, read: Read): Promise<{ rp
 pinLoadGenerator()
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, node ${process.version}; ` +
   (PINNED ? 'servers pinned to core 0, load generator to core 1 (taskset).' : 'no pinning (taskset or a second core missing).'))
-console.log(`Runs: warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route and rung, server and floor alternating, ${CONNECTIONS} connections.`)
-const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
-if (build.status !== 0) throw new Error('npm run build failed')
-const serviceArgs = serviceArguments()
-const nodeFlags = serviceArgs.slice(0, -1)
+console.log(SMOKE
+  ? `Runs: smoke, 100 requests per route and server, ${CONNECTIONS} connections; no ratio means anything here.`
+  : `Runs: warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route and rung, server and floor alternating, ${CONNECTIONS} connections.`)
+// As in `npm run bench`: the full run measures the built service, the smoke run (CI, which
+// type-checks the same code) starts it from source.
+if (!SMOKE) {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
+  if (build.status !== 0) throw new Error('npm run build failed')
+}
+const serviceArgs = serviceArguments({ fromSource: SMOKE })
+// `npm start`'s Node.js flags: its arguments without the entry point.
+const nodeFlags = serviceArguments().slice(0, -1)
 
 const work = mkdtempSync(join(tmpdir(), 'ceiling-'))
 const scratch = await scratchDatabase('ceiling')
 try {
-  const data = await seed(scratch.url, { users: 1000, posts: 100_000, products: 1000, orders: 10_000 })
+  const data = await seed(scratch.url, SMOKE ? { users: 40, posts: 2000, products: 20, orders: 200 } : { users: 1000, posts: 100_000, products: 1000, orders: 10_000 })
   const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
   const reads: Read[] = [
     { name: 'GET /v1/posts/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(data.postIds)}` }) }] },
