@@ -1,7 +1,7 @@
 // `npm run bench:ceiling`: how close to the floor this stack can come on a read, feature by feature.
 //
 // Seeds a SQLite database as `npm run bench` does, starts the floor (bench/floor.ts), then a
-// ladder of servers one after the other: bare Fastify on the floor's statements
+// ladder of servers one after the other: bare Fastify on the floor's store
 // (bench/ceiling.ts), the same with the service's per-request features added one at a time, and
 // last the service itself (dist/server.js as `npm start` runs it). Each is measured against the
 // floor on GET /v1/posts/{id} and GET /v1/products/{id}: a warm-up, then rounds alternating
@@ -34,7 +34,7 @@ const root = resolve(import.meta.dirname, '..')
 type Feature = typeof FEATURES[number]
 // Cumulative: each rung is the one above it plus what its label names.
 const LADDER: Array<{ label: string, features: Feature[] }> = [
-  { label: 'bare Fastify, the floor\'s statement, `JSON.stringify`', features: [] },
+  { label: 'bare Fastify on the floor\'s store, `JSON.stringify`', features: [] },
   { label: '+ one log line per request at info (the service\'s logger and log controller)', features: ['log'] },
   { label: '+ request id (`X-Request-Id`) and the service\'s time limits', features: ['log', 'id'] },
   { label: '+ compiled serializer, ETag (SHA-1 of the body) and 304', features: ['log', 'id', 'tag'] },

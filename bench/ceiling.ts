@@ -1,7 +1,8 @@
 // The ceiling of this stack for a read (`npm run bench:ceiling`): a bare Fastify server that
-// answers GET /v1/posts/{id} and GET /v1/products/{id} from the floor's own statements, with the
-// service's per-request features added in their most direct form, each turned on by name in
-// CEILING_FEATURES (a comma list). With every feature on, it does what the service must do for
+// answers GET /v1/posts/{id} and GET /v1/products/{id} through the floor's own store (the same
+// statements and representations, bench/floor-store.ts), with the service's per-request
+// features added in their most direct form, each turned on by name in CEILING_FEATURES (a comma
+// list). With every feature on, it does what the service must do for
 // such a read and nothing else: no plugins, no error catalogue, no data layer. The features use
 // the service's own parts where the service has a part for exactly that (the request id, the log
 // line, the request metrics, the rate limit's counting), so a rung costs what that part costs.
@@ -15,27 +16,18 @@
 //   limit     the service's fixed-window rate limit, counting the client and sending its headers
 //   validate  the path id checked by a route schema (Fastify's own validator)
 //   nosniff   X-Content-Type-Options on every answer
-import { hash } from 'node:crypto'
-import Sqlite from 'better-sqlite3'
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { clientKey, FixedWindows } from '../src/http/rate-limit.js'
 import { genReqId } from '../src/http/request-id.js'
 import { RequestLog } from '../src/http/request-log.js'
 import { RequestMetrics } from '../src/service/request-metrics.js'
+import { openStore, tagOf, toPost, toProduct } from './floor-store.js'
 
 export const FEATURES = ['log', 'id', 'tag', 'metrics', 'limit', 'validate', 'nosniff'] as const
 const on = new Set((process.env.CEILING_FEATURES ?? '').split(',').filter(Boolean))
 for (const name of on) if (!(FEATURES as readonly string[]).includes(name)) throw new Error(`unknown ceiling feature ${name}`)
 
-const url = process.env.CEILING_DATABASE_URL ?? ''
-if (!url.startsWith('file:')) throw new Error('CEILING_DATABASE_URL must be file:PATH (the ceiling runs on SQLite)')
-const db = new Sqlite(url.slice('file:'.length))
-db.defaultSafeIntegers(true)
-db.pragma('journal_mode = WAL')
-// The floor's statements, written as the service writes its parameters (+?).
-const POST_COLUMNS = 'p.id, p.title, p.content, p.author_id, (SELECT u.name FROM users u WHERE u.id = p.author_id) AS author_name, p.views, p.created_at, p.updated_at'
-const post = db.prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = +?`)
-const product = db.prepare('SELECT * FROM products WHERE id = +?')
+const store = openStore(process.env.CEILING_DATABASE_URL ?? '')
 
 const options: FastifyServerOptions = on.has('log')
   ? { logger: { level: 'info', redact: ['req.headers.authorization', 'req.headers.cookie'] }, logController: new RequestLog() }
@@ -89,35 +81,29 @@ const postJson = { type: 'object', properties: { id: integer, title: text, conte
 const productJson = { type: 'object', properties: { id: integer, name: text, price: { type: 'number' }, category: text, stock: integer, onSale: { type: 'boolean' }, createdAt: text, updatedAt: text } }
 
 // Serialised by the serializer Fastify compiles from the schema (once per schema object and route), as the service does.
-function send (request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>, schema: Record<string, unknown>): FastifyReply {
+function send (request: FastifyRequest, reply: FastifyReply, body: object, schema: Record<string, unknown>): FastifyReply {
   reply.type('application/json; charset=utf-8')
   if (!on.has('tag')) return reply.send(JSON.stringify(body))
-  const json = reply.compileSerializationSchema(schema)(body)
-  const tag = `"${hash('sha1', json, 'base64url')}"`
+  const json = reply.compileSerializationSchema(schema)(body as Record<string, unknown>)
+  const tag = tagOf(json)
   reply.header('etag', tag)
   return request.headers['if-none-match'] === tag ? reply.code(304).send() : reply.send(json)
 }
 
 const byId = on.has('validate')
-  ? { schema: { params: { type: 'object', properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,18}$' } }, required: ['id'] } } }
+  ? { schema: { params: { type: 'object', properties: { id: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' } }, required: ['id'] } } }
   : {}
 type ById = FastifyRequest<{ Params: { id: string } }>
 
-app.get('/v1/posts/:id', byId, (request: ById, reply) => {
-  const row = post.get(BigInt(request.params.id)) as Record<string, bigint | string> | undefined
-  if (row === undefined) return reply.code(404).send({ code: 'POST_NOT_FOUND' })
-  return send(request, reply, {
-    id: Number(row.id), title: row.title, content: row.content, author: { id: Number(row.author_id), name: row.author_name },
-    views: Number(row.views), createdAt: row.created_at, updatedAt: row.updated_at
-  }, postJson)
+app.get('/v1/posts/:id', byId, async (request: ById, reply) => {
+  const row = await store.post(Number(request.params.id))
+  if (row === undefined) return await reply.code(404).send({ code: 'POST_NOT_FOUND' })
+  return send(request, reply, toPost(row), postJson)
 })
-app.get('/v1/products/:id', byId, (request: ById, reply) => {
-  const row = product.get(BigInt(request.params.id)) as Record<string, bigint | string | number> | undefined
-  if (row === undefined) return reply.code(404).send({ code: 'PRODUCT_NOT_FOUND' })
-  return send(request, reply, {
-    id: Number(row.id), name: row.name, price: Number(row.price), category: row.category, stock: Number(row.stock),
-    onSale: row.on_sale === 1n, createdAt: row.created_at, updatedAt: row.updated_at
-  }, productJson)
+app.get('/v1/products/:id', byId, async (request: ById, reply) => {
+  const row = await store.product(Number(request.params.id))
+  if (row === undefined) return await reply.code(404).send({ code: 'PRODUCT_NOT_FOUND' })
+  return send(request, reply, toProduct(row), productJson)
 })
 app.get('/health/ready', (_request, reply) => reply.send({ status: 'ok' }))
 
