@@ -13,17 +13,16 @@
 //   npm run bench:ceiling -- --smoke                 little data, 100 requests per route and server,
 //                                                    the service from source: checks that it runs (CI)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type autocannon from 'autocannon'
-import { freePort } from '../scripts/free-port.mjs'
 import { serviceArguments } from '../scripts/start-command.mjs'
 import { scratchDatabase } from '../test/scratch-database.js'
 import type { FEATURES } from './ceiling.js'
-import { measure, pinLoadGenerator, PINNED, startServer, type Server } from './load.js'
-import { seed } from './seed.js'
+import { freePort } from '../scripts/free-port.mjs'
+import { buildService, measure, median, pinLoadGenerator, PINNED, startFloor, startServer, startService, type Server } from './load.js'
+import { FULL_SIZE, seed, SMOKE_SIZE } from './seed.js'
 
 const SMOKE = process.argv.includes('--smoke')
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -31,24 +30,18 @@ const ROUNDS = SMOKE ? 1 : Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const root = resolve(import.meta.dirname, '..')
 
-type Feature = typeof FEATURES[number]
-// Cumulative: each rung is the one above it plus what its label names.
-const LADDER: Array<{ label: string, features: Feature[] }> = [
-  { label: 'bare Fastify on the floor\'s store, `JSON.stringify`', features: [] },
-  { label: '+ one log line per request at info (the service\'s logger and log controller)', features: ['log'] },
-  { label: '+ request id (`X-Request-Id`) and the service\'s time limits', features: ['log', 'id'] },
-  { label: '+ compiled serializer, ETag (SHA-1 of the body) and 304', features: ['log', 'id', 'tag'] },
-  { label: '+ request metrics (counter and duration histogram)', features: ['log', 'id', 'tag', 'metrics'] },
-  { label: '+ rate limit (counting, two headers)', features: ['log', 'id', 'tag', 'metrics', 'limit'] },
-  { label: '+ the path id validated by a route schema', features: ['log', 'id', 'tag', 'metrics', 'limit', 'validate'] },
-  { label: '+ `X-Content-Type-Options` (every feature above: the ceiling)', features: ['log', 'id', 'tag', 'metrics', 'limit', 'validate', 'nosniff'] }
+// The ladder, bottom up: bare Fastify, then one feature more per rung (each rung has every
+// feature of the rungs below it).
+const STEPS: Array<{ label: string, adds?: typeof FEATURES[number] }> = [
+  { label: 'bare Fastify on the floor\'s store, `JSON.stringify`' },
+  { label: '+ one log line per request at info (the service\'s logger and log controller)', adds: 'log' },
+  { label: '+ request id (`X-Request-Id`) and the service\'s time limits', adds: 'id' },
+  { label: '+ compiled serializer, ETag (SHA-1 of the body) and 304', adds: 'tag' },
+  { label: '+ request metrics (counter and duration histogram)', adds: 'metrics' },
+  { label: '+ rate limit (counting, two headers)', adds: 'limit' },
+  { label: '+ the path id validated by a route schema', adds: 'validate' },
+  { label: '+ `X-Content-Type-Options` (every feature above: the ceiling)', adds: 'nosniff' }
 ]
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 const fmt = (n: number) => Math.round(n).toLocaleString('en')
 
 interface Read { name: string, requests: autocannon.Request[] }
@@ -80,10 +73,7 @@ console.log(SMOKE
   : `Runs: warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route and rung, server and floor alternating, ${CONNECTIONS} connections.`)
 // As in `npm run bench`: the full run measures the built service, the smoke run (CI, which
 // type-checks the same code) starts it from source.
-if (!SMOKE) {
-  const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
-  if (build.status !== 0) throw new Error('npm run build failed')
-}
+if (!SMOKE) buildService()
 const serviceArgs = serviceArguments({ fromSource: SMOKE })
 // `npm start`'s Node.js flags: its arguments without the entry point.
 const nodeFlags = serviceArguments().slice(0, -1)
@@ -91,27 +81,31 @@ const nodeFlags = serviceArguments().slice(0, -1)
 const work = mkdtempSync(join(tmpdir(), 'ceiling-'))
 const scratch = await scratchDatabase('ceiling')
 try {
-  const data = await seed(scratch.url, SMOKE ? { users: 40, posts: 2000, products: 20, orders: 200 } : { users: 1000, posts: 100_000, products: 1000, orders: 10_000 })
+  const data = await seed(scratch.url, SMOKE ? SMOKE_SIZE : FULL_SIZE)
   const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
   const reads: Read[] = [
     { name: 'GET /v1/posts/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(data.postIds)}` }) }] },
     { name: 'GET /v1/products/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/products/${random(data.productIds)}` }) }] }
   ]
-  const floorPort = await freePort()
-  const floor = await startServer('floor', ['--import', 'tsx', join(root, 'bench/floor.ts')], { FLOOR_DATABASE_URL: scratch.url, FLOOR_PORT: String(floorPort) }, join(work, 'floor.log'), floorPort)
+  const floor = await startFloor(scratch.url, join(work, 'floor.log'))
   try {
     console.log(`\n| server | ${reads.map((r) => `${r.name}: req/s (floor) | ratio`).join(' | ')} |`)
     console.log(`|---|${reads.map(() => '---:|---:').join('|')}|`)
-    const rungs = [
-      ...LADDER.map(({ label, features }) => ({ label, args: [...nodeFlags, '--import', 'tsx', join(root, 'bench/ceiling.ts')], env: { CEILING_DATABASE_URL: scratch.url, CEILING_FEATURES: features.join(',') } as Record<string, string> })),
-      { label: 'the service (`npm start`, every feature, its own structure)', args: serviceArgs, env: { NODE_ENV: 'production', HOST: '127.0.0.1', DATABASE_URL: scratch.url, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000' } as Record<string, string> }
+    const rungs: Array<{ label: string, start: () => Promise<Server> }> = [
+      ...STEPS.map(({ label }, i) => ({
+        label,
+        start: async () => {
+          const port = await freePort()
+          const features = STEPS.slice(0, i + 1).flatMap((step) => step.adds ?? [])
+          return await startServer(`rung ${i + 1}`, [...nodeFlags, '--import', 'tsx', join(root, 'bench/ceiling.ts')],
+            { CEILING_DATABASE_URL: scratch.url, CEILING_FEATURES: features.join(','), CEILING_PORT: String(port) }, join(work, `rung-${i + 1}.log`), port)
+        }
+      })),
+      { label: 'the service (`npm start`, every feature, its own structure)', start: async () => await startService(serviceArgs, scratch.url, join(work, 'service.log')) }
     ]
-    for (const [i, rung] of rungs.entries()) {
-      const port = await freePort()
-      // The service's metrics listener on (a free port), as in `npm run bench`.
-      if (rung.args === serviceArgs) rung.env.METRICS_PORT = String(await freePort())
+    for (const rung of rungs) {
       process.stderr.write(`${rung.label}\n`)
-      const server = await startServer(`rung ${i + 1}`, rung.args, { ...rung.env, PORT: String(port), CEILING_PORT: String(port) }, join(work, `rung-${i + 1}.log`), port)
+      const server = await rung.start()
       try {
         const cells: string[] = []
         for (const read of reads) {

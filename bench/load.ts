@@ -1,10 +1,15 @@
-// Processes and load for `npm run bench`: start the service (as `npm start` does) or the floor
-// on a loopback port, pinned to one core when taskset exists; wait until it answers; sample its
-// memory; run autocannon against it from this process (pinned to the other core).
+// Processes and load for `npm run bench` and `npm run bench:ceiling`: start the service (as
+// `npm start` does) or the floor on a loopback port, pinned to one core when taskset exists;
+// wait until it answers; sample its memory; run autocannon against it from this process (pinned
+// to the other core).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
+import { join, resolve } from 'node:path'
 import autocannon from 'autocannon'
+import { freePort } from '../scripts/free-port.mjs'
+
+const ROOT = resolve(import.meta.dirname, '..')
 
 export const PINNED = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
 
@@ -123,4 +128,41 @@ export function start (url: string, load: Load): Running {
 
 export async function measure (url: string, load: Load): Promise<Measured> {
   return await start(url, load).done
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/** `npm run build`, which the measured runs start the service from (dist/, as `npm start` does). */
+export function buildService (): void {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  if (build.status !== 0) throw new Error('npm run build failed')
+}
+
+/**
+ * The service on `databaseUrl`, started with `args` (`npm start`'s, scripts/start-command.mjs),
+ * as every bench measures it: production settings, logs at info (to `logFile`), metrics on, and
+ * the general rate limit on, far above what a bench sends from its one address in a minute.
+ */
+export async function startService (args: string[], databaseUrl: string, logFile: string): Promise<Server> {
+  const [port, metricsPort] = [await freePort(), await freePort()]
+  return await startServer('service', args, {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    METRICS_PORT: String(metricsPort)
+  }, logFile, port)
+}
+
+/** The floor (bench/floor.ts) on `databaseUrl`. */
+export async function startFloor (databaseUrl: string, logFile: string): Promise<Server> {
+  const port = await freePort()
+  return await startServer('floor', ['--import', 'tsx', join(ROOT, 'bench/floor.ts')], { FLOOR_DATABASE_URL: databaseUrl, FLOOR_PORT: String(port) }, logFile, port)
 }

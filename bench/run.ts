@@ -15,17 +15,15 @@
 //   BENCH_DATABASE_URL=postgres://…        also on PostgreSQL (a scratch database is created and dropped)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32   per-run length, rounds, connections
 //   BENCH_CPU_PROF=dir                     the service runs under `node --cpu-prof`; profiles land in dir
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import type autocannon from 'autocannon'
 import { encodeCursor } from '../src/http/paging.js'
 import { scratchDatabase } from '../test/scratch-database.js'
-import { freePort } from '../scripts/free-port.mjs'
 import { serviceArguments } from '../scripts/start-command.mjs'
-import { measure, pinLoadGenerator, PINNED, start, startServer, type Load, type Measured, type Server } from './load.js'
-import { PASSWORD, seed, type Seeded, type SeedSize } from './seed.js'
+import { buildService, measure, median, pinLoadGenerator, PINNED, start, startFloor, startService, type Load, type Measured, type Server } from './load.js'
+import { FULL_SIZE, PASSWORD, seed, SMOKE_SIZE, type Seeded } from './seed.js'
 
 const args = process.argv.slice(2)
 const SMOKE = args.includes('--smoke')
@@ -34,11 +32,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = SMOKE ? 1 : Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const SMOKE_AMOUNT = 100
-const SIZE: SeedSize = SMOKE
-  ? { users: 40, posts: 2000, products: 20, orders: 200 }
-  : { users: 1000, posts: 100_000, products: 1000, orders: 10_000 }
+const SIZE = SMOKE ? SMOKE_SIZE : FULL_SIZE
 const CPU_PROF = process.env.BENCH_CPU_PROF
-const root = resolve(import.meta.dirname, '..')
 
 type Kind = 'read' | 'write' | 'page'
 interface Route {
@@ -53,11 +48,6 @@ interface Route {
 
 interface Row { route: Route, service: Measured[], floor: Measured[], ratios: number[], rss: number }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
 const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
 
 const problems: string[] = []
@@ -267,19 +257,9 @@ async function benchDatabase (label: string, postgresAdminUrl: string | undefine
     const started = Date.now()
     const data = await seed(scratch.url, SIZE)
     console.log(`${label}: seeded ${fmt(SIZE.users)} users (one session each), ${fmt(SIZE.posts)} posts, ${fmt(SIZE.products)} products, ${fmt(SIZE.orders)} orders in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-    const [servicePort, floorPort, metricsPort] = [await freePort(), await freePort(), await freePort()]
     const serviceLog = join(work, `service-${label}.log`)
-    const service = await startServer('service', [...(CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resolve(CPU_PROF)}`] : []), ...SERVICE_ENTRY], {
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(servicePort),
-      DATABASE_URL: scratch.url,
-      LOG_LEVEL: 'info',
-      // On, and far above what the bench sends from its one address in a minute.
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      METRICS_PORT: String(metricsPort)
-    }, serviceLog, servicePort)
-    const floor = await startServer('floor', ['--import', 'tsx', join(root, 'bench/floor.ts')], { FLOOR_DATABASE_URL: scratch.url, FLOOR_PORT: String(floorPort) }, join(work, `floor-${label}.log`), floorPort)
+    const service = await startService([...(CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resolve(CPU_PROF)}`] : []), ...SERVICE_ENTRY], scratch.url, serviceLog)
+    const floor = await startFloor(scratch.url, join(work, `floor-${label}.log`))
     const answeredBefore = answered
     try {
       const rows: Row[] = []
@@ -309,13 +289,7 @@ console.log(`Runs: ${SMOKE ? `smoke, ${SMOKE_AMOUNT} requests per route and serv
 // The full run builds and starts dist/server.js as `npm start` does, with its Node.js flags. The
 // smoke run (CI) starts the same entry point from source through tsx: it checks that the bench
 // and every route work, and spares the build (CI has already type-checked the same code).
-if (!SMOKE) {
-  const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
-  if (build.status !== 0) {
-    console.error('npm run build failed')
-    process.exit(1)
-  }
-}
+if (!SMOKE) buildService()
 const SERVICE_ENTRY = serviceArguments({ fromSource: SMOKE })
 const work = mkdtempSync(join(tmpdir(), 'bench-'))
 const results: string[] = []

@@ -12,6 +12,10 @@ export const PASSWORD = 'bench password 1'
 
 export interface SeedSize { users: number, posts: number, products: number, orders: number }
 
+/** The measured runs' data, and the smoke runs' (seconds, for CI). */
+export const FULL_SIZE: SeedSize = { users: 1000, posts: 100_000, products: 1000, orders: 10_000 }
+export const SMOKE_SIZE: SeedSize = { users: 40, posts: 2000, products: 20, orders: 200 }
+
 export interface Seeded {
   /** user id → bearer token of a live session, and the e-mail to log in with. */
   users: Array<{ id: number, email: string, token: string }>
