@@ -46,4 +46,3 @@ describe('a SQLite connection', { skip: dialect !== 'sqlite' && 'SQLite only' },
     assert.deepEqual(rows[0], { t: '007', tt: 'text', i: 7n, b: Buffer.from([1, 2]), n: null })
   })
 })
-
