@@ -1,3 +1,4 @@
+import './runtime.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'

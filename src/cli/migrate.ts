@@ -1,3 +1,4 @@
+import '../runtime.js'
 import { ConfigError, loadConfig } from '../config/config.js'
 import { openDatabase } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
