@@ -6,6 +6,7 @@ import { database as databasePlugin } from './db/database.plugin.js'
 import { clientErrorHandler } from './http/client-error.js'
 import { cors } from './http/cors.js'
 import { drain } from './http/drain.js'
+import { earlyAnswers } from './http/early-answer.js'
 import { errorHandler, frameworkErrors } from './http/error-handler.js'
 import { jsonBody } from './http/json-body.plugin.js'
 import { rateLimit } from './http/rate-limit.js'
@@ -71,6 +72,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(securityHeaders)
   await app.register(errorHandler)
   await app.register(drain)
+  await app.register(earlyAnswers)
   await app.register(databasePlugin, { database })
   await app.register(routing)
   await app.register(cors, { origins: config.corsOrigins })

@@ -50,15 +50,11 @@ process.on('uncaughtException', (error) => {
   process.exit(1)
 })
 
-// SIGTERM/SIGINT: drain, then close (see http/drain.ts). For SHUTDOWN_GRACE_MS the instance
-// answers 503 on readiness and serves every request with `Connection: close`; then for a short
-// moment it answers 503 to new requests while still listening; then it stops accepting, lets
-// in-flight requests finish (bounded by the 30 s request and 5 s query limits), closes the
-// database and exits 0. A second signal exits 1 at once.
-// Long enough for requests already sent to be read and refused with an answer, rather than
-// reset when the listener closes.
-const REFUSE_MS = 250
-
+// SIGTERM/SIGINT: drain, hold, then close (see http/drain.ts). For SHUTDOWN_GRACE_MS the
+// instance answers 503 on readiness and serves every request with `Connection: close`; then new
+// requests wait until connections stop arriving (a second at most); then the listener closes,
+// the waiting requests are served, requests in flight finish (bounded by the 30 s request and
+// 5 s query limits), the database closes and the process exits 0. A second signal exits 1 at once.
 closeWithGrace({
   delay: config.shutdownGraceMs + 60_000,
   logger: app.log,
@@ -67,8 +63,7 @@ closeWithGrace({
   app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'draining: not ready, still serving')
   app.drain.begin()
   await sleep(config.shutdownGraceMs)
-  app.drain.refuse()
-  await sleep(REFUSE_MS)
+  await app.drain.hold()
   app.log.info('closing: no new connections, finishing requests in flight')
   await app.close()
 })

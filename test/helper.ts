@@ -14,7 +14,7 @@ import { scratchDatabase, type ScratchDatabase } from './scratch-database.js'
 
 export const dialect: DialectName = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite'
 
-async function freshDatabaseUrl (): Promise<ScratchDatabase> {
+export async function freshDatabaseUrl (): Promise<ScratchDatabase> {
   if (dialect === 'sqlite') return await scratchDatabase('api-test')
   const adminUrl = process.env.TEST_DATABASE_URL
   if (adminUrl === undefined) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL')

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { catalogue, type ErrorCode } from './errors.js'
+import { endLingering, lingering } from './lingering-close.js'
 
 // The longest request line we answer 431 rather than 414 for: a request whose first line alone
 // fills the header limit is a URL too long, not too many headers.
@@ -26,11 +27,15 @@ function codeFor (error: ClientError): ErrorCode {
  * the app can see: the request line and headers, or the whole request, not received in time
  * (408), bytes that are not HTTP (400), a request line or headers over the size limit (414,
  * 431). They are answered in the same problem body as every other error, on the raw socket
- * (there is no reply object), and the connection is closed: its state is unknown.
+ * (there is no reply object), and the connection is closed, lingering (lingering-close.ts): its
+ * state is unknown, but the client may still be sending.
  */
 export function clientErrorHandler (this: FastifyInstance, error: ClientError, socket: Socket): void {
   // A reset connection has no one to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
+  // Answered already: the parser fails again on each further chunk the client sends while the
+  // connection lingers, and those bytes are only to be discarded.
+  if (lingering(socket)) return
   const code = codeFor(error)
   const entry = catalogue[code]
   const requestId = randomUUID()
@@ -41,12 +46,12 @@ export function clientErrorHandler (this: FastifyInstance, error: ClientError, s
     const body = JSON.stringify({
       type: `/errors/${code}`, title: entry.title, status: entry.status, code, message: entry.message, requestId
     })
-    socket.end(`HTTP/1.1 ${entry.status} ${STATUS_CODES[entry.status] ?? ''}\r\n` +
+    endLingering(socket, `HTTP/1.1 ${entry.status} ${STATUS_CODES[entry.status] ?? ''}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
       'X-Content-Type-Options: nosniff\r\n' +
-      'Connection: close\r\n\r\n' + body, () => socket.destroy())
+      'Connection: close\r\n\r\n' + body)
     return
   }
   socket.destroy()

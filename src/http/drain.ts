@@ -1,42 +1,74 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import { serviceUnavailable } from './errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The shutdown's first phase (see server.ts): readiness fails, every answer closes its connection. */
-    drain: { readonly draining: boolean, begin: () => void, refuse: () => void }
+    /** The shutdown's phases before `close()` (see server.ts and below). */
+    drain: { readonly draining: boolean, begin: () => void, hold: () => Promise<void> }
   }
 }
 
+/** Connections must have stopped arriving for this long before the listener closes. */
+export const QUIET_MS = 50
+/** The longest the listener stays open once holding has begun, quiet or not. */
+export const HOLD_MAX_MS = 1000
+
 /**
- * Shutdown in two phases, so that a load balancer can take the instance out before it stops:
+ * Shutdown in phases, so that no client is reset, whether it comes through a balancer or not:
  *
- * 1. Draining (`app.drain.begin()`): `/health/ready` answers 503 at once, requests are still
- *    served, but every response says `Connection: close`, so keep-alive clients reconnect (through
- *    the balancer, elsewhere) instead of sending on a connection that is about to close.
- * 2. Refusing (`app.drain.refuse()`, then `app.close()`): every new request gets 503 with
- *    `Retry-After` and `Connection: close`, a cheap answer, so the requests that are already on
- *    their way are read and answered while the listener is still open; then `app.close()` stops
- *    accepting and lets in-flight requests finish. Node closes idle connections at that moment,
- *    and a request whose bytes are in flight on one is reset: cheap answers keep that window
- *    short (the unavoidable race, measured in docs/RELIABILITY.md).
+ * 1. Draining (`begin()`): `/health/ready` answers 503 at once, requests are still served, but
+ *    every response says `Connection: close`, so keep-alive clients reconnect (through the
+ *    balancer, elsewhere) instead of sending on a connection that is about to close. Idle
+ *    keep-alive connections are left open: closing one now would reset a request the client is
+ *    writing onto it; its next request is answered and closes it instead.
+ * 2. Holding (`hold()`): a new request waits, unanswered, instead of being served. A client whose
+ *    request waits opens no new connection, so connections stop arriving; once none has arrived
+ *    for QUIET_MS (HOLD_MAX_MS at most), `hold()` resolves. Closing the listener while clients
+ *    still connect would reset every connection the kernel accepted that Node had not yet
+ *    taken: that race is what this phase removes.
+ * 3. Closing (`close()`): the listener closes (a client that connects now is refused, which it can
+ *    tell from a reset: nothing was sent), Node closes the connections idle at that moment, and
+ *    then the held requests are served, each answer closing its connection. A request that still
+ *    arrives on an open connection is answered 503 with `Retry-After`. `close()` resolves when
+ *    every connection has ended.
  */
 export const drain = fp(async (app) => {
   let draining = false
+  let holding = false
   let closing = false
+  let release: () => void = () => {}
+  const released = new Promise<void>((resolve) => { release = resolve })
+
   app.decorate('drain', {
-    get draining () { return draining || closing },
-    // Idle keep-alive connections are left open: closing one now would reset a request the
-    // client is writing onto it; its next request is answered and closes it instead.
+    get draining () { return draining || holding || closing },
     begin () { draining = true },
-    refuse () { closing = true }
+    async hold () {
+      holding = true
+      let last = Date.now()
+      const arrived = (): void => { last = Date.now() }
+      app.server.on('connection', arrived)
+      const started = last
+      while (Date.now() - last < QUIET_MS && Date.now() - started < HOLD_MAX_MS) await sleep(5)
+      app.server.off('connection', arrived)
+    }
   })
   app.addHook('onRequest', (_request, _reply, done) => {
-    done(closing ? serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } }) : undefined)
+    if (closing) done(serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } }))
+    else if (holding) void released.then(() => { done() })
+    else done()
   })
   app.addHook('onSend', (_request, reply, payload, done) => {
-    if (draining || closing) reply.header('connection', 'close')
+    if (draining || holding || closing) reply.header('connection', 'close')
     done(null, payload)
   })
-  app.addHook('preClose', async () => { closing = true })
+  app.addHook('preClose', async () => {
+    closing = true
+    if (!holding) return
+    // Fastify closes the listener right after its preClose hooks; the held requests go on once it has.
+    void (async () => {
+      while (app.server.listening) await sleep(1)
+      release()
+    })()
+  })
 }, { name: 'drain', dependencies: ['request-id', 'error-handler'] })

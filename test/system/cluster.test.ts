@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { after, before, describe, test } from 'node:test'
 import { allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
+import { assertProblem, MiB, rawTries, undiciTries } from '../http/early-answer-client.js'
 import { attempt, json, startLoad, waitFor } from './load.js'
 import { freePort } from '../../scripts/free-port.mjs'
 import { skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
@@ -122,6 +123,33 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     // The limit holds for the right password too (from this address), on every instance.
     for (let i = 0; i < 3; i++) assert.equal((await attempt('login', `${base}/v1/sessions`, json({ email: 'guess@example.com', password: 'system password' }))).status, 429)
     assert.ok(user.id > 0)
+  })
+
+  // Answers an instance gives before it has read the body reach the client through HAProxy too:
+  // 50 tries per case, each a keep-alive upload (undici) or a raw socket writing slowly.
+  const TRIES = 50
+  const jsonType = { 'content-type': 'application/json' }
+  for (const c of [
+    { name: '413 by Content-Length (50 MiB)', upload: { method: 'POST', path: '/v1/users', headers: jsonType, size: 50 * MiB }, status: 413, code: 'PAYLOAD_TOO_LARGE' },
+    { name: '413 for a chunked body', upload: { method: 'POST', path: '/v1/users', headers: jsonType, size: 'chunked' as const }, status: 413, code: 'PAYLOAD_TOO_LARGE' },
+    { name: '401 on a POST with a body (2 MiB)', upload: { method: 'POST', path: '/v1/posts', headers: jsonType, size: 2 * MiB }, status: 401, code: 'AUTHENTICATION_REQUIRED' },
+    { name: '404 with a body (2 MiB)', upload: { method: 'POST', path: '/v1/nowhere', headers: jsonType, size: 2 * MiB }, status: 404, code: 'NOT_FOUND' }
+  ]) {
+    test(`through the balancer, ${c.name}: ${TRIES} keep-alive uploads, every answer read`, async (t) => {
+      const { answers, errors } = await undiciTries(base, c.upload, TRIES)
+      t.diagnostic(`figures ${JSON.stringify({ scenario: c.name, tries: TRIES, answers: answers.length, socketErrors: errors.length })}`)
+      assert.deepEqual(errors, [])
+      for (const [i, answer] of answers.entries()) assertProblem(answer, c.status, c.code, `try ${i}`)
+    })
+  }
+
+  test(`through the balancer, 413 to a raw socket writing 50 MiB slowly: ${TRIES} tries, every answer read`, async () => {
+    const outcomes = await rawTries(Number(new URL(base).port), `POST /v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * MiB}\r\n\r\n`, { total: 50 * MiB }, TRIES)
+    for (const [i, outcome] of outcomes.entries()) {
+      assert.equal(outcome.errorBeforeAnswer, undefined, `try ${i}`)
+      assertProblem(outcome, 413, 'PAYLOAD_TOO_LARGE', `try ${i}`)
+      assert.ok(outcome.sentBytes < 50 * MiB, `try ${i}: sent ${outcome.sentBytes}`)
+    }
   })
 
   test('SIGTERM to one instance under load: the balancer drains it, no request fails', async (t) => {

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict'
+import { readdirSync, readlinkSync, readFileSync } from 'node:fs'
+import { after, describe, test } from 'node:test'
+import { buildTestApp, createUser, freshDatabaseUrl } from '../helper.js'
+import { startServer } from '../server/process.js'
+import { assertProblem, MiB, rawTries, undiciTries, type Upload } from './early-answer-client.js'
+
+// Answers given before the request body is read reach the client: over real HTTP to a server
+// process of its own (in one process, the client would read the answer before the server's
+// close could reset it, and the test could not fail), a keep-alive client (undici, as fetch uses
+// it) and a raw socket that writes its body slowly send bodies from just over the limit to 50 MiB,
+// 50 times per case, and every try reads the right status and problem body, never a socket error.
+// Afterwards the server holds as many sockets as before, and its memory has not grown with the
+// bodies. (Without the lingering close, a 50 MiB body by Content-Length failed 18 times in 20.)
+
+const TRIES = 50
+const LIMIT = MiB
+
+interface Server { base: string, port: number, pid: number }
+
+async function serverProcess (env: Record<string, string> = {}): Promise<Server> {
+  const database = await freshDatabaseUrl()
+  const server = startServer({ DATABASE_URL: database.url, BODY_LIMIT_BYTES: String(LIMIT), ...env })
+  after(async () => {
+    server.child.kill('SIGTERM')
+    await server.exit()
+    await database.drop()
+  })
+  const base = await server.listening()
+  return { base, port: Number(new URL(base).port), pid: server.child.pid! }
+}
+
+const main = await serverProcess()
+const limited = await serverProcess({ RATE_LIMIT_PER_MINUTE: '1' })
+// The limit of one request a minute, spent here: every request of the 429 case is refused.
+await fetch(`${limited.base}/v1/users/1`)
+
+const json = { 'content-type': 'application/json' }
+const cases: Array<{ name: string, app: Server, uploads: Upload[], status: number, code: string }> = [
+  {
+    name: '413 by Content-Length, and for a chunked body that grows past the limit',
+    app: main,
+    uploads: [LIMIT + 1, 2 * MiB, 50 * MiB, 'chunked' as const].map((size) => ({ method: 'POST', path: '/v1/users', headers: json, size })),
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE'
+  },
+  { name: '401 on a POST with a body', app: main, uploads: [512 * 1024, 2 * MiB].map((size) => ({ method: 'POST', path: '/v1/posts', headers: json, size })), status: 401, code: 'AUTHENTICATION_REQUIRED' },
+  { name: '401 on a bad token', app: main, uploads: [{ method: 'PATCH', path: '/v1/posts/1', headers: { 'content-type': 'application/merge-patch+json', authorization: `Bearer ${'x'.repeat(43)}` }, size: 2 * MiB }], status: 401, code: 'AUTHENTICATION_REQUIRED' },
+  { name: '415 for a wrong content type', app: main, uploads: [512 * 1024, 2 * MiB].map((size) => ({ method: 'POST', path: '/v1/users', headers: { 'content-type': 'text/plain' }, size })), status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+  { name: '404 with a body', app: main, uploads: [{ method: 'POST', path: '/v1/nowhere', headers: json, size: 2 * MiB }], status: 404, code: 'NOT_FOUND' },
+  { name: '405 with a body', app: main, uploads: [{ method: 'POST', path: '/v1/users/1', headers: json, size: 2 * MiB }], status: 405, code: 'METHOD_NOT_ALLOWED' },
+  { name: '429 when rate limited', app: limited, uploads: [{ method: 'POST', path: '/v1/users', headers: json, size: 2 * MiB }], status: 429, code: 'TOO_MANY_REQUESTS' }
+]
+
+/** The server process's open sockets (the listener, database connections, clients). */
+function sockets (pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try { return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:') } catch { return false }
+  }).length
+}
+
+function rssMiB (pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+}
+
+/** Waits (bounded) until the server holds no more sockets than when idle: every lingering close has ended. */
+async function assertSocketsBackTo (server: Server, idle: number): Promise<void> {
+  for (let i = 0; i < 100 && sockets(server.pid) > idle; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.equal(sockets(server.pid), idle, 'sockets left open')
+}
+
+// Generous for a loaded CI machine: a guard against a hang, not a timing assertion.
+const NO_HANG = { timeout: 180_000 }
+
+describe('answers given before the body is read reach the client', NO_HANG, () => {
+  for (const c of cases) {
+    test(`${c.name}: undici keep-alive, ${TRIES} tries per size`, NO_HANG, async () => {
+      const idle = sockets(c.app.pid)
+      const rss = rssMiB(c.app.pid)
+      for (const upload of c.uploads) {
+        const { answers, errors } = await undiciTries(c.app.base, upload, TRIES)
+        assert.deepEqual(errors, [], `${upload.size} bytes: socket errors instead of the answer`)
+        for (const [i, answer] of answers.entries()) assertProblem(answer, c.status, c.code, `${upload.size} bytes, try ${i}`)
+        assert.equal(answers.length, TRIES)
+      }
+      await assertSocketsBackTo(c.app, idle)
+      // Bodies are discarded as they come, never gathered: 50 tries of up to 50 MiB leave the
+      // process about as large as it was (the allowance is for V8's own growth under load).
+      assert.ok(rssMiB(c.app.pid) - rss < 40, `RSS ${rss.toFixed(0)} MiB before, ${rssMiB(c.app.pid).toFixed(0)} MiB after`)
+    })
+  }
+
+  const rawCases: Array<{ name: string, head: string, chunked?: boolean, status: number, code: string }> = [
+    { name: '413 by Content-Length', head: `POST /v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * MiB}\r\n\r\n`, status: 413, code: 'PAYLOAD_TOO_LARGE' },
+    { name: '413 chunked', head: 'POST /v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', chunked: true, status: 413, code: 'PAYLOAD_TOO_LARGE' },
+    { name: '401', head: `POST /v1/posts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * MiB}\r\n\r\n`, status: 401, code: 'AUTHENTICATION_REQUIRED' },
+    { name: '400 for a malformed header', head: `POST /v1/users HTTP/1.1\r\nHost: x\r\nNot a header\r\nContent-Length: ${50 * MiB}\r\n\r\n`, status: 400, code: 'MALFORMED_REQUEST' }
+  ]
+  for (const c of rawCases) {
+    test(`${c.name}: a raw socket writing 50 MiB slowly, ${TRIES} tries`, NO_HANG, async () => {
+      const idle = sockets(main.pid)
+      const outcomes = await rawTries(main.port, c.head, { chunked: c.chunked, total: 50 * MiB }, TRIES)
+      for (const [i, outcome] of outcomes.entries()) {
+        assert.equal(outcome.errorBeforeAnswer, undefined, `try ${i}: ${outcome.errorBeforeAnswer}`)
+        assertProblem(outcome, c.status, c.code, `try ${i}`)
+        assert.equal(outcome.headers.connection, 'close')
+        // The server half-closed after its answer and cut the sender off within its bounds.
+        assert.ok(outcome.sentBytes < 50 * MiB, `try ${i}: sent ${outcome.sentBytes}`)
+      }
+      assert.equal(outcomes.length, TRIES)
+      await assertSocketsBackTo(main, idle)
+    })
+  }
+
+  // In the test's own process, where the database can be taken away from under the app: this
+  // one shows the answer and the connection's end, not the race a separate process shows.
+  test(`503 with the database down: undici keep-alive, ${TRIES} tries`, NO_HANG, async () => {
+    const down = await buildTestApp({ BODY_LIMIT_BYTES: String(LIMIT) }, { conformance: false })
+    after(down.close)
+    const user = await createUser(down.app)
+    await down.app.db.destroy()
+    const { answers, errors } = await undiciTries(await down.url(), { method: 'POST', path: '/v1/posts', headers: { ...json, authorization: `Bearer ${user.token}` }, size: 2 * MiB }, TRIES)
+    assert.deepEqual(errors, [])
+    for (const [i, answer] of answers.entries()) assertProblem(answer, 503, 'SERVICE_UNAVAILABLE', `try ${i}`)
+    assert.equal(answers.length, TRIES)
+    const open = async (): Promise<number> => await new Promise((resolve, reject) => { down.app.server.getConnections((error, count) => { if (error === null) resolve(count); else reject(error) }) })
+    for (let i = 0; i < 100 && await open() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.equal(await open(), 0, 'connections left open')
+  })
+})
