@@ -21,8 +21,10 @@ export function isUniqueViolation (error: unknown): boolean {
 }
 
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN'])
-// PostgreSQL: admin/crash shutdown, cannot connect now, too many connections, statement timeout.
-const UNAVAILABLE_PG_CODES = new Set(['57P01', '57P02', '57P03', '53300', '57014'])
+// PostgreSQL: admin/crash shutdown, cannot connect now, too many connections, statement timeout,
+// and a write refused by a read-only node (25006): during a failover a connection can reach a
+// standby or a primary being demoted, which is "no primary now", to retry, not a bug.
+const UNAVAILABLE_PG_CODES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '25006'])
 
 // True when the failure is the database being out of reach or overloaded, which the client
 // should retry (503), as opposed to a bug (500).
