@@ -68,7 +68,7 @@ type QueryCallback = (error: Error | null, result: pg.QueryResult) => void
  *
  * Every query of the service comes through Kysely as `query(text, values)`, answered by a
  * promise. It is passed on to pg in pg's callback form, with the client-side time limit kept
- * here rather than pg's `query_timeout`. Both are about memory, measured (docs/PERFORMANCE.md):
+ * here rather than pg's `query_timeout`. Both are about memory, measured (docs/decisions.md, Performance):
  * pg's promise form and pg's per-query timer each made the rows of every query outlive two
  * young-generation collections, so they were copied twice and then moved to the old generation,
  * a tenth of a list page's time on PostgreSQL. The timer here holds only the socket.
@@ -155,7 +155,7 @@ type GuardedPoolClient = pg.PoolClient & { guardedQuery: (text: string, values: 
  * executor would (a pooled client, released after the query, the same result), but in pg's
  * callback form from end to end: Kysely's executor, its driver and pg-pool's promise form are
  * several awaits per query, about a twentieth of a read's time on PostgreSQL
- * (docs/PERFORMANCE.md). Like Kysely, it releases the client without an error: one that failed
+ * (docs/decisions.md, Performance). Like Kysely, it releases the client without an error: one that failed
  * a statement is still usable, and one whose time limit passed was destroyed, which the pool
  * sees and replaces.
  */

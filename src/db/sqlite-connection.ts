@@ -7,7 +7,7 @@ import { CompiledQuery, SqliteDialect, SqliteQueryCompiler, type DatabaseConnect
 // connection, a connection provider per transaction, the executor and its result transform,
 // each an await. better-sqlite3 itself is synchronous. On a PATCH, which runs six statements,
 // that chain cost 31k instructions, about a seventh of the service's work beyond the floor's
-// (docs/PERFORMANCE.md).
+// (docs/decisions.md, Performance).
 // So a precompiled query (db/compiled.ts) runs here at once, on the same connection, when
 // that is exactly what Kysely would have done:
 // - inside a transaction opened by inTransaction, which holds the connection until it ends;
@@ -111,7 +111,7 @@ class ConnectionDialect extends SqliteDialect {
 // planned again whenever the parameter is bound anew; better-sqlite3 binds every parameter on
 // every run, so the statement was parsed and planned again on every request. Measured on the
 // benchmark's data: a session lookup took 20 µs instead of 7, a page of posts 75–83 µs instead
-// of 60–63 (docs/PERFORMANCE.md).
+// of 60–63 (docs/decisions.md, Performance).
 // Every parameter is therefore written `+?`. SQLite's unary plus returns its operand unchanged
 // (the same value and type, and like a bare parameter it has no affinity), and the planner does
 // not look through it at the bound value. The service's plans do not depend on those values:

@@ -1,7 +1,7 @@
 // The SQL texts that run on PostgreSQL as named prepared statements: the hot queries of a fixed
 // shape (db/compiled.ts). Every other query is sent unnamed, so PostgreSQL parses and plans it
 // each time. A named statement is parsed and planned once per connection: 1.29× the throughput
-// on a GET by id, 1.11× on a product (docs/PERFORMANCE.md). The set is bounded by the number of
+// on a GET by id, 1.11× on a product (docs/decisions.md, Performance). The set is bounded by the number of
 // precompiled shapes, each compiled once per database handle.
 //
 // Such a statement must name its columns: a prepared `SELECT *` fails on a live connection

@@ -6,7 +6,7 @@ import type { Database, Db, Executor } from './schema.js'
 // was opened on. A Kysely transaction is a fresh object each time; the
 // hot queries compiled once per handle (db/compiled.ts) find the handle's compiled form
 // through it, instead of building and compiling the query again in every transaction, which
-// cost more than running the whole transaction's statements (docs/PERFORMANCE.md).
+// cost more than running the whole transaction's statements (docs/decisions.md, Performance).
 
 const handles = new WeakMap<Executor, Db>()
 

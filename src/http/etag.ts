@@ -13,7 +13,7 @@ import { ApiError } from './errors.js'
 //
 // The representation is serialised once, by the serializer Fastify compiles from its named
 // schema (fast-json-stringify, compiled once per route and kept), and those very bytes are both
-// hashed and sent: the tag costs one hash, not a second serialisation (docs/PERFORMANCE.md). A
+// hashed and sent: the tag costs one hash, not a second serialisation (docs/decisions.md, Performance). A
 // tag that is only compared (If-Match on a write) is computed the same way, so it equals the tag
 // a GET sent for the same representation.
 

@@ -16,7 +16,7 @@ import { ApiError } from './errors.js'
 // Counted here rather than by @fastify/rate-limit, which this service used before: the plugin
 // ran an async function, a promise around its store and a regular-expression test of the
 // address on every request; turning it off gave a single-resource read about a sixth more
-// throughput in the bench (docs/PERFORMANCE.md). What it did for this service fits in the counter
+// throughput in the bench (docs/decisions.md, Performance). What it did for this service fits in the counter
 // below: a window per key that starts at the key's first request, and a bounded store.
 
 const WINDOW_SECONDS = 60

@@ -17,7 +17,7 @@ export function genReqId (request: IncomingMessage): string {
  */
 export const requestId = fp(async (app) => {
   // The hooks that run on every request are synchronous callback hooks: an async hook costs a
-  // promise and a microtask per request for nothing (docs/PERFORMANCE.md).
+  // promise and a microtask per request for nothing (docs/decisions.md, Performance).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     done()

@@ -4,7 +4,7 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 // follow it: the request id (bound to request.log), method, URL, route pattern, status, time and
 // client address. Fastify's default writes two lines at info per request, one on arrival, when
 // nothing is known yet; at a few thousand requests a second the second line was a measurable
-// part of the cost (docs/PERFORMANCE.md). The arrival is still logged, at debug (at info pino
+// part of the cost (docs/decisions.md, Performance). The arrival is still logged, at debug (at info pino
 // makes that call a no-op). This is Fastify's own hook for request logging (its LogController),
 // so no extra request hook runs; every other log line (errors, not-found) stays Fastify's.
 export class RequestLog extends LogController {

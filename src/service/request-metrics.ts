@@ -5,7 +5,7 @@
 // Why not those two classes: every `inc` and `observe` validates the label names, builds a
 // string key from the label values and looks the series up by it, even through `labels()`.
 // That cost 2.2–3.2 µs a request here, and taking it out saved about 5% of the instructions of a
-// cached read (docs/PERFORMANCE.md). Here a series is found once per request by a short key and
+// cached read (docs/decisions.md, Performance). Here a series is found once per request by a short key and
 // counted in place. prom-client still collects the process metrics; the listener puts these two
 // after them.
 

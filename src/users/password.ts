@@ -9,7 +9,7 @@ const OPTIONS = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 }
 // How many hashes run at once: one core is left to the event loop, the rest hash. Without a
 // bound, a burst of log-ins fills the whole libuv pool (4 threads × 19 MiB each) on however few
 // cores the process has: it gains no throughput on those cores, costs the memory, and starves
-// the event loop, so every other request waits (measured in docs/PERFORMANCE.md). The others
+// the event loop, so every other request waits (measured in docs/decisions.md, Performance). The others
 // queue here, in arrival order.
 const HASHING_SLOTS = Math.max(1, availableParallelism() - 1)
 let hashing = 0
