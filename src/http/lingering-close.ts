@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import type { Socket } from 'node:net'
+import { Socket } from 'node:net'
 
 // A lingering close, as Apache and nginx do it: when the server closes a connection while the
 // client is still sending (an answer given before the request body was read: 413, 401, 415,
@@ -21,7 +21,10 @@ export const LINGER_MS = 2000
 /** How many more bytes a closing connection reads and discards before it stops reading. */
 export const LINGER_BYTES = 4 * 1024 * 1024
 
-const armed = new WeakSet<Socket>()
+// Node's own close: end, then destroy once what is queued has been written.
+const destroySoon = Socket.prototype.destroySoon
+/** The latest request of each connection whose answer came before its body was read. */
+const requests = new WeakMap<Socket, IncomingMessage>()
 const closing = new WeakSet<Socket>()
 
 /** Whether the socket is in its lingering close: answered, half-closed, discarding what still comes. */
@@ -37,8 +40,9 @@ export function lingering (socket: Socket): boolean {
  */
 export function lingerIfClosed (request: IncomingMessage): void {
   const socket = request.socket as Socket | null
-  if (socket === null || armed.has(socket)) return
-  armed.add(socket)
+  if (socket === null) return
+  requests.set(socket, request)
+  socket.destroySoon = lingeringClose
   // Read the rest of the body here, counting it, rather than let Node dump it uncounted: every
   // byte still sent reaches this listener and is dropped.
   let bytes = 0
@@ -47,12 +51,17 @@ export function lingerIfClosed (request: IncomingMessage): void {
     // Pausing the request stream stops the parser and, through it, the socket's reads.
     if (bytes > LINGER_BYTES) request.pause()
   })
-  socket.destroySoon = function lingeringClose (this: Socket) {
-    const stop = linger(this)
-    // The whole body read: nothing is left unread, so closing now sends a FIN, not a reset.
-    if (request.complete) stop()
-    else request.once('end', stop)
+}
+
+function lingeringClose (this: Socket): void {
+  const request = requests.get(this)
+  // Nothing left unread (this answer's request came whole, or a later one on the connection
+  // did): Node's own close sends a FIN, not a reset.
+  if (request === undefined || request.complete) {
+    destroySoon.call(this)
+    return
   }
+  request.once('end', linger(this))
 }
 
 /**
@@ -64,7 +73,7 @@ export function endLingering (socket: Socket, answer: string): void {
   const stop = linger(socket)
   // The failed HTTP parser still owns the socket's reads (it consumes the handle directly: no
   // 'data' event, and pausing the socket does not stop it); bytesRead counts them, and past the
-  // bound the socket is destroyed rather than paused.
+  // bound the socket is closed rather than paused.
   const start = socket.bytesRead
   const meter = setInterval(() => { if (socket.bytesRead - start > LINGER_BYTES) stop() }, 50)
   socket.once('close', () => { clearInterval(meter) })
@@ -72,12 +81,19 @@ export function endLingering (socket: Socket, answer: string): void {
   socket.resume()
 }
 
-/** Half-closes the socket (after what is queued is written) and destroys it after LINGER_MS, when the client closes, or when the returned function is called. */
+/**
+ * Half-closes the socket (after what is queued is written) and destroys it LINGER_MS later at
+ * the latest; sooner when the client closes its side or the returned function is called, once
+ * the answer has been written.
+ */
 function linger (socket: Socket): () => void {
   closing.add(socket)
   if (socket.writable) socket.end()
-  const stop = (): void => { clearTimeout(timer); socket.destroy() }
-  const timer = setTimeout(stop, LINGER_MS)
+  const timer = setTimeout(() => { socket.destroy() }, LINGER_MS)
+  const stop = (): void => {
+    clearTimeout(timer)
+    destroySoon.call(socket)
+  }
   socket.once('end', stop)
   socket.once('close', () => { clearTimeout(timer) })
   return stop

@@ -74,6 +74,8 @@ export interface RawOutcome {
   sentBytes: number
   /** A socket error (EPIPE, ECONNRESET) seen before the whole answer was read. */
   errorBeforeAnswer: string | undefined
+  /** Whether the server's FIN came before any socket error: a lingering close, not a reset. */
+  finBeforeError: boolean
 }
 
 const CHUNK = Buffer.alloc(64 * 1024, 0x20)
@@ -83,6 +85,8 @@ export async function rawExchange (port: number, head: string, options: { total:
   const socket = connect({ port, host: options.host ?? '127.0.0.1', allowHalfOpen: true })
   let raw = Buffer.alloc(0)
   let errorBeforeAnswer: string | undefined
+  let errored = false
+  let finBeforeError = false
   let sentBytes = 0
   const answered = (): boolean => {
     const end = raw.indexOf('\r\n\r\n')
@@ -91,7 +95,11 @@ export async function rawExchange (port: number, head: string, options: { total:
     return length !== undefined && raw.length >= end + 4 + Number(length)
   }
   socket.on('data', (chunk: Buffer) => { raw = Buffer.concat([raw, chunk]) })
-  socket.on('error', (error: Error & { code?: string }) => { if (!answered()) errorBeforeAnswer ??= error.code ?? error.message })
+  socket.on('end', () => { if (!errored) finBeforeError = true })
+  socket.on('error', (error: Error & { code?: string }) => {
+    errored = true
+    if (!answered()) errorBeforeAnswer ??= error.code ?? error.message
+  })
   await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject) })
   socket.write(head)
   const writer = setInterval(() => {
@@ -107,7 +115,7 @@ export async function rawExchange (port: number, head: string, options: { total:
   const [headText = '', body = ''] = text.split('\r\n\r\n')
   const [statusLine = '', ...lines] = headText.split('\r\n')
   const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
-  return { status: Number(statusLine.split(' ')[1]), headers, body, sentBytes, errorBeforeAnswer }
+  return { status: Number(statusLine.split(' ')[1]), headers, body, sentBytes, errorBeforeAnswer, finBeforeError }
 }
 
 /** `tries` raw slow uploads, ten at a time (each lasts until the server's lingering close ends it). */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { readdirSync, readlinkSync, readFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { after, describe, test } from 'node:test'
 import { Agent, fetch } from 'undici'
 import { buildTestApp, createUser, freshDatabaseUrl } from '../helper.js'
@@ -128,6 +129,7 @@ describe('answers given before the body is read reach the client', NO_HANG, () =
         assert.equal(outcome.errorBeforeAnswer, undefined, `try ${i}: ${outcome.errorBeforeAnswer}`)
         assertProblem(outcome, c.status, c.code, `try ${i}`)
         assert.equal(outcome.headers.connection, 'close')
+        assert.ok(outcome.finBeforeError, `try ${i}: reset without the server's FIN first`)
         // The server half-closed after its answer and cut the sender off within its bounds.
         assert.ok(outcome.sentBytes < 50 * MiB, `try ${i}: sent ${outcome.sentBytes}`)
       }
@@ -135,6 +137,42 @@ describe('answers given before the body is read reach the client', NO_HANG, () =
       await assertNoConnections(main)
     })
   }
+
+  // A connection that stayed open after an early answer (its small remainder read and
+  // discarded) and then carries an upload answered early: the second answer must linger too.
+  test(`a kept connection, then an early answer on it: ${TRIES / 5} tries`, NO_HANG, async () => {
+    for (let i = 0; i < TRIES / 5; i++) {
+      const socket = connect({ port: main.port, host: '127.0.0.1', allowHalfOpen: true })
+      let raw = ''
+      let error: string | undefined
+      let finBeforeError = false
+      socket.on('data', (chunk: Buffer) => { raw += chunk.toString('latin1') })
+      socket.on('end', () => { if (error === undefined) finBeforeError = true })
+      socket.on('error', (e: Error & { code?: string }) => { error ??= e.code })
+      const answers = (): number => raw.split('HTTP/1.1 ').length - 1
+      const until = async (check: () => boolean): Promise<void> => {
+        for (let wait = 0; wait < 200 && !check(); wait++) await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      // 401 with 1,000 of its 60,000 bytes sent: answered early, the connection kept.
+      socket.write('POST /v1/posts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n' + ' '.repeat(1000))
+      await until(() => answers() === 1)
+      socket.write(' '.repeat(59_000))
+      // Then 50 MiB by Content-Length on the same connection, 64 KiB at a time.
+      socket.write(`POST /v1/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * MiB}\r\n\r\n`)
+      const chunk = Buffer.alloc(64 * 1024, 0x20)
+      const writer = setInterval(() => { if (socket.writable && socket.writableLength < 4 * chunk.length) socket.write(chunk) }, 2)
+      await new Promise<void>((resolve) => { socket.once('close', () => { resolve() }) })
+      clearInterval(writer)
+      const [first = '', second = ''] = raw.split('HTTP/1.1 ').slice(1)
+      assert.match(first, /^401 /, `try ${i}`)
+      assert.doesNotMatch(first, /connection: close/i, `try ${i}: the small remainder is read, the connection kept`)
+      assert.match(second, /^413 /, `try ${i}: ${error ?? ''}`)
+      assert.match(second, /"code":"PAYLOAD_TOO_LARGE"/, `try ${i}`)
+      // A lingering close: the server's FIN came first, not a reset on the unread upload.
+      assert.ok(finBeforeError, `try ${i}: reset (${error ?? 'no error'}) without the server's FIN first`)
+    }
+    await assertNoConnections(main)
+  })
 
   // In the test's own process, where the database can be taken away from under the app: this
   // one shows the answer and the connection's end, not the race a separate process shows.
