@@ -76,8 +76,12 @@ describe('running a precompiled query', () => {
       // Both are sent while the transaction holds its uncommitted rename.
       const read = execute(app.db, userName(app.db, id)).then((result) => { events.push('read'); return result })
       const insert = execute(app.db, addUser(app.db, 'outside@example.com'))
-      // Let them run as far as they can before the transaction ends.
-      await new Promise((resolve) => setTimeout(resolve, 50))
+      // Let them run as far as they can before the transaction ends: on PostgreSQL the read is
+      // answered from another connection while the transaction is still open (were it to wait
+      // for the transaction, this would hang and the test fail); SQLite's one connection makes it
+      // wait, so there it gets a moment, then the transaction ends.
+      if (dialect === 'postgres') await read
+      else await new Promise((resolve) => setTimeout(resolve, 50))
       during.open()
       await assert.rejects(transaction, /undo/)
       assert.deepEqual((await read).rows, [{ id, name: 'Before' }])
