@@ -418,8 +418,438 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the event feed, oldest first
+         * @description Every change as an event, in commit order: `sequence` strictly increases, and an event that commits later always has a higher number than every event already readable, so reading on from the last `sequence` seen never skips one. An administrator reads every event; a user reads the events of their own account and orders, and the public ones (posts, products). Events are kept 30 days: an `after` older than that is 410 EVENTS_EXPIRED. When the page is full, `Link: <…>; rel="next"` gives the next one; otherwise poll again later with `after` = the last `sequence`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints, newest first
+         * @description A user's own endpoints; every endpoint for an administrator. Keyset paging as on every list.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Any user: the endpoint receives the events its owner may read in the feed (an administrator's, every event), of the types in `events`. The URL must be https on a public address: a private, loopback or link-local address (or a name resolving to one) is 400 on `url`, unless the operator allows that host. The signing secret is in this answer only.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description Its owner or an administrator; someone else's is 404 WEBHOOK_ENDPOINT_NOT_FOUND. The secret is never shown again.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description With its delivery log; nothing more is sent to it. Honours If-Match.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Some of url, events, description, enabled, by the same rules as on creation. `enabled: true` on an endpoint the service disabled clears `disabledReason`; its deliveries still pending resume. Honours If-Match.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description A new secret, shown in this answer only. For the next 24 hours every delivery carries two signatures, one per secret (space-separated in `webhook-signature`), so the receiver can switch secrets without missing one; then only the new one signs.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook.ping` delivery to the endpoint, signed like any other, whatever its `events`; follow it in the delivery log. A disabled endpoint gets it once enabled again.
+         */
+        post: operations["pingWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint's delivery log, newest first
+         * @description Each event sent to the endpoint, with its status, attempts, last answer or failure and timings; kept as long as events are. Keyset paging as on every list.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a delivery */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Queues a new delivery of the same event (the same body and `webhook-id`, so a receiver that already processed it can tell), with its own attempts.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "user.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.created
+         * @description An account was created. Seen by the user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["userCreatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.updated
+         * @description An account's e-mail address or name changed. Seen by the user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["userUpdatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.deleted
+         * @description An account was deleted, with its sessions, posts and orders (each post also has its post.deleted). Seen by the user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["userDeletedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.created
+         * @description A post was created. Seen by every user. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["postCreatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.updated
+         * @description A post's title or content changed (views do not make events). Seen by every user. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["postUpdatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.deleted
+         * @description A post was deleted, by its author or with the author's account. Seen by every user. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["postDeletedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.created
+         * @description A product was created. Seen by every user. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["productCreatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.updated
+         * @description A product changed: by an administrator, or its stock by an order placed or canceled. Seen by every user. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["productUpdatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created
+         * @description An order was placed (PAID). Seen by the ordering user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["orderCreatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.canceled
+         * @description An order was canceled; its units went back to stock. Seen by the ordering user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["orderCanceledEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.shipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.shipped
+         * @description An order was shipped. Seen by the ordering user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["orderShippedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled
+         * @description A webhook endpoint was disabled by the service: it answered 410 Gone, or every delivery failed for too long. Seen by the endpoint's owner and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["webhookEndpointDisabledEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.ping
+         * @description A test delivery asked for with POST /v1/webhook-endpoints/{id}/ping; never in the feed. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["webhookPingEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -457,7 +887,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -1069,6 +1499,652 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Time of the last change. Read-only: accepted and ignored. */
             readonly updatedAt?: unknown;
+        };
+        /** @description An account was created. Seen by the user and administrators. */
+        UserCreatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "user.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "user";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["UserPrivate"];
+        };
+        /** @description An account's e-mail address or name changed. Seen by the user and administrators. */
+        UserUpdatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "user.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "user";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["UserPrivate"];
+        };
+        /** @description An account was deleted, with its sessions, posts and orders (each post also has its post.deleted). Seen by the user and administrators. */
+        UserDeletedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "user.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "user";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+        };
+        /** @description A post was created. Seen by every user. */
+        PostCreatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "post.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "post";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["Post"];
+        };
+        /** @description A post's title or content changed (views do not make events). Seen by every user. */
+        PostUpdatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "post.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "post";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["Post"];
+        };
+        /** @description A post was deleted, by its author or with the author's account. Seen by every user. */
+        PostDeletedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "post.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "post";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+        };
+        /** @description A product was created. Seen by every user. */
+        ProductCreatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "product.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "product";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["Product"];
+        };
+        /** @description A product changed: by an administrator, or its stock by an order placed or canceled. Seen by every user. */
+        ProductUpdatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "product.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "product";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["Product"];
+        };
+        /** @description An order was placed (PAID). Seen by the ordering user and administrators. */
+        OrderCreatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "order.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "order";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["Order"];
+        };
+        /** @description An order was canceled; its units went back to stock. Seen by the ordering user and administrators. */
+        OrderCanceledEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "order.canceled";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "order";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["Order"];
+        };
+        /** @description An order was shipped. Seen by the ordering user and administrators. */
+        OrderShippedEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "order.shipped";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "order";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["Order"];
+        };
+        /** @description A webhook endpoint was disabled by the service: it answered 410 Gone, or every delivery failed for too long. Seen by the endpoint's owner and administrators. */
+        WebhookEndpointDisabledEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "webhook_endpoint.disabled";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "webhook_endpoint";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        /** @description An event: `{id, sequence, type, occurredAt, resource: {type, id, version}, data}`; `data` is absent for a deletion. */
+        Event: components["schemas"]["UserCreatedEvent"] | components["schemas"]["UserUpdatedEvent"] | components["schemas"]["UserDeletedEvent"] | components["schemas"]["PostCreatedEvent"] | components["schemas"]["PostUpdatedEvent"] | components["schemas"]["PostDeletedEvent"] | components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderShippedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"];
+        /** @description A test delivery asked for with POST /v1/webhook-endpoints/{id}/ping; never in the feed. */
+        WebhookPingEvent: {
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            id: string;
+            /** @enum {string} */
+            type: "webhook.ping";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "webhook_endpoint";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+            };
+        };
+        /**
+         * @description A webhook endpoint. An administrator's receives every event; a user's, the events the user may read in the feed.
+         * @example {
+         *       "id": 5,
+         *       "userId": 42,
+         *       "url": "https://hooks.example.com/resource-api",
+         *       "events": [
+         *         "order.created",
+         *         "order.canceled"
+         *       ],
+         *       "description": "Warehouse",
+         *       "enabled": true,
+         *       "disabledReason": null,
+         *       "createdAt": "2026-11-21T16:30:00.000Z",
+         *       "updatedAt": "2026-11-21T16:30:00.000Z"
+         *     }
+         */
+        WebhookEndpoint: {
+            /**
+             * Format: int64
+             * @example 42
+             */
+            id: number;
+            /**
+             * Format: int64
+             * @example 42
+             */
+            userId: number;
+            url: string;
+            events: string[];
+            description: string;
+            enabled: boolean;
+            /** @description Why the service disabled the endpoint (410 Gone, or failing too long); null otherwise. */
+            disabledReason: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description A webhook endpoint with its signing secret, shown once: when it is created and when the secret is rotated.
+         * @example {
+         *       "id": 5,
+         *       "userId": 42,
+         *       "url": "https://hooks.example.com/resource-api",
+         *       "events": [
+         *         "order.created",
+         *         "order.canceled"
+         *       ],
+         *       "description": "Warehouse",
+         *       "enabled": true,
+         *       "disabledReason": null,
+         *       "createdAt": "2026-11-21T16:30:00.000Z",
+         *       "updatedAt": "2026-11-21T16:30:00.000Z",
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+         *     }
+         */
+        WebhookEndpointWithSecret: {
+            /**
+             * Format: int64
+             * @example 42
+             */
+            id: number;
+            /**
+             * Format: int64
+             * @example 42
+             */
+            userId: number;
+            url: string;
+            events: string[];
+            description: string;
+            enabled: boolean;
+            /** @description Why the service disabled the endpoint (410 Gone, or failing too long); null otherwise. */
+            disabledReason: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            updatedAt: string;
+            /**
+             * @description The signing secret (Standard Webhooks): `whsec_` and 24 bytes in base64, shown only here. Keep it on the receiver to verify `webhook-signature`.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /**
+         * @description A new webhook endpoint.
+         * @example {
+         *       "url": "https://hooks.example.com/resource-api",
+         *       "events": [
+         *         "order.created",
+         *         "order.canceled"
+         *       ],
+         *       "description": "Warehouse"
+         *     }
+         */
+        WebhookEndpointCreateRequest: {
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed: an https URL on a public address (http and private addresses only for hosts the operator allows).
+             * @example https://hooks.example.com/resource-api
+             */
+            url: string;
+            /**
+             * @description The event types to deliver, or ["*"] for every type the owner may read: user.created, user.updated, user.deleted, post.created, post.updated, post.deleted, product.created, product.updated, order.created, order.canceled, order.shipped, webhook_endpoint.disabled. Default ["*"].
+             * @example [
+             *       "order.created",
+             *       "order.canceled"
+             *     ]
+             */
+            events?: ("*" | "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled")[];
+            /**
+             * @description A note for people, at most 500 characters.
+             * @example Warehouse
+             */
+            description?: string;
+            /** @description Whether events are delivered. Default true. */
+            enabled?: boolean;
+            /** @description The endpoint id. Read-only: accepted and ignored. */
+            readonly id?: unknown;
+            /** @description The owner. Read-only: accepted and ignored. */
+            readonly userId?: unknown;
+            /** @description Why the service disabled it. Read-only: accepted and ignored. */
+            readonly disabledReason?: unknown;
+            /** @description Creation time. Read-only: accepted and ignored. */
+            readonly createdAt?: unknown;
+            /** @description Time of the last change. Read-only: accepted and ignored. */
+            readonly updatedAt?: unknown;
+        };
+        /**
+         * @description Some of url, events, description, enabled; at least one.
+         * @example {
+         *       "enabled": true
+         *     }
+         */
+        WebhookEndpointPatchRequest: {
+            /**
+             * Format: uri
+             * @description Where deliveries are POSTed: an https URL on a public address (http and private addresses only for hosts the operator allows).
+             * @example https://hooks.example.com/resource-api
+             */
+            url?: string;
+            /**
+             * @description The event types to deliver, or ["*"] for every type the owner may read: user.created, user.updated, user.deleted, post.created, post.updated, post.deleted, product.created, product.updated, order.created, order.canceled, order.shipped, webhook_endpoint.disabled.
+             * @example [
+             *       "order.created",
+             *       "order.canceled"
+             *     ]
+             */
+            events?: ("*" | "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled")[];
+            /**
+             * @description A note for people, at most 500 characters.
+             * @example Warehouse
+             */
+            description?: string;
+            /** @description Whether events are delivered. Enabling again clears the reason it was disabled. */
+            enabled?: boolean;
+            /** @description The endpoint id. Read-only: accepted and ignored. */
+            readonly id?: unknown;
+            /** @description The owner. Read-only: accepted and ignored. */
+            readonly userId?: unknown;
+            /** @description Why the service disabled it. Read-only: accepted and ignored. */
+            readonly disabledReason?: unknown;
+            /** @description Creation time. Read-only: accepted and ignored. */
+            readonly createdAt?: unknown;
+            /** @description Time of the last change. Read-only: accepted and ignored. */
+            readonly updatedAt?: unknown;
+        } | unknown | unknown | unknown | unknown;
+        /**
+         * @description One event sent to one endpoint, with its attempts.
+         * @example {
+         *       "id": 17,
+         *       "endpointId": 5,
+         *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+         *       "eventType": "order.created",
+         *       "status": "SUCCEEDED",
+         *       "attempts": 1,
+         *       "nextAttemptAt": null,
+         *       "lastAttemptAt": "2026-11-21T16:30:00.120Z",
+         *       "lastResponseStatus": 200,
+         *       "lastError": null,
+         *       "lastDurationMs": 48,
+         *       "createdAt": "2026-11-21T16:30:00.100Z",
+         *       "completedAt": "2026-11-21T16:30:00.168Z"
+         *     }
+         */
+        WebhookDelivery: {
+            /**
+             * Format: int64
+             * @example 42
+             */
+            id: number;
+            /**
+             * Format: int64
+             * @example 42
+             */
+            endpointId: number;
+            /**
+             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             */
+            eventId: string;
+            /** @enum {string} */
+            eventType: "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled" | "webhook.ping";
+            /**
+             * @description PENDING (to be sent, or retried at `nextAttemptAt`), SUCCEEDED (a 2xx answer), FAILED (no attempts left, the endpoint answered 410, or it was disabled).
+             * @enum {string}
+             */
+            status: "PENDING" | "SUCCEEDED" | "FAILED";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description When the next attempt is due; null once finished. */
+            nextAttemptAt: string | null;
+            lastAttemptAt: string | null;
+            /** @description The HTTP status of the last answer; null when there was none. */
+            lastResponseStatus: number | null;
+            /** @description Why the last attempt failed: the status, a time-out, a refused address, a connection error; null after a success. */
+            lastError: string | null;
+            /** @description How long the last attempt took, in milliseconds. */
+            lastDurationMs: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            createdAt: string;
+            completedAt: string | null;
         };
         /**
          * @description One error code of the catalogue, explained.
@@ -1759,6 +2835,84 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "ORDER_NOT_FOUND";
+                };
+            };
+        };
+        /** @description [WEBHOOK_ENDPOINT_NOT_FOUND](/errors/WEBHOOK_ENDPOINT_NOT_FOUND) */
+        WebhookEndpointNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "title": "Webhook endpoint not found",
+                 *       "status": 404,
+                 *       "code": "WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "message": "The webhook endpoint does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "WEBHOOK_ENDPOINT_NOT_FOUND";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "title": "Webhook endpoint not found",
+                 *       "status": 404,
+                 *       "code": "WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "message": "The webhook endpoint does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "WEBHOOK_ENDPOINT_NOT_FOUND";
+                };
+            };
+        };
+        /** @description [WEBHOOK_ENDPOINT_NOT_FOUND](/errors/WEBHOOK_ENDPOINT_NOT_FOUND), [WEBHOOK_DELIVERY_NOT_FOUND](/errors/WEBHOOK_DELIVERY_NOT_FOUND) */
+        WebhookEndpointNotFoundOrWebhookDeliveryNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "title": "Webhook endpoint not found",
+                 *       "status": 404,
+                 *       "code": "WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "message": "The webhook endpoint does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "title": "Webhook endpoint not found",
+                 *       "status": 404,
+                 *       "code": "WEBHOOK_ENDPOINT_NOT_FOUND",
+                 *       "message": "The webhook endpoint does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND";
                 };
             };
         };
@@ -3500,6 +4654,1154 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Events after this sequence: the `sequence` of the last event you processed. Absent: from the oldest event kept. Below the oldest kept, 410 EVENTS_EXPIRED.
+                 * @example 1041
+                 */
+                after?: number;
+                /** @description Events per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Only events of this type. */
+                type?: "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"][];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            /** @description [EVENTS_EXPIRED](/errors/EVENTS_EXPIRED) */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/EVENTS_EXPIRED",
+                     *       "title": "Events expired",
+                     *       "status": 410,
+                     *       "code": "EVENTS_EXPIRED",
+                     *       "message": "The events after this sequence are no longer kept.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "EVENTS_EXPIRED";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/EVENTS_EXPIRED",
+                     *       "title": "Events expired",
+                     *       "status": 410,
+                     *       "code": "EVENTS_EXPIRED",
+                     *       "message": "The events after this sequence are no longer kept.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "EVENTS_EXPIRED";
+                    };
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 5,
+                     *         "userId": 42,
+                     *         "url": "https://hooks.example.com/resource-api",
+                     *         "events": [
+                     *           "order.created",
+                     *           "order.canceled"
+                     *         ],
+                     *         "description": "Warehouse",
+                     *         "enabled": true,
+                     *         "disabledReason": null,
+                     *         "createdAt": "2026-11-21T16:30:00.000Z",
+                     *         "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"][];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/resource-api",
+                 *       "events": [
+                 *         "order.created",
+                 *         "order.canceled"
+                 *       ],
+                 *       "description": "Warehouse"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "userId": 42,
+                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "events": [
+                     *         "order.created",
+                     *         "order.canceled"
+                     *       ],
+                     *       "description": "Warehouse",
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-21T16:30:00.000Z",
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier GET; when it still matches the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "userId": 42,
+                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "events": [
+                     *         "order.created",
+                     *         "order.canceled"
+                     *       ],
+                     *       "description": "Warehouse",
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-21T16:30:00.000Z",
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag still matches. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A strong ETag from GET; a stale one is 412 PRECONDITION_FAILED and nothing changes. */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A strong ETag from GET; a stale one is 412 PRECONDITION_FAILED and nothing changes. */
+                "if-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointPatchRequest"];
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["WebhookEndpointPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The changed endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "userId": 42,
+                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "events": [
+                     *         "order.created",
+                     *         "order.canceled"
+                     *       ],
+                     *       "description": "Warehouse",
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-21T16:30:00.000Z",
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, with its new secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "userId": 42,
+                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "events": [
+                     *         "order.created",
+                     *         "order.canceled"
+                     *       ],
+                     *       "description": "Warehouse",
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-21T16:30:00.000Z",
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pingWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queued delivery. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "endpointId": 5,
+                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *       "eventType": "order.created",
+                     *       "status": "SUCCEEDED",
+                     *       "attempts": 1,
+                     *       "nextAttemptAt": null,
+                     *       "lastAttemptAt": "2026-11-21T16:30:00.120Z",
+                     *       "lastResponseStatus": 200,
+                     *       "lastError": null,
+                     *       "lastDurationMs": 48,
+                     *       "createdAt": "2026-11-21T16:30:00.100Z",
+                     *       "completedAt": "2026-11-21T16:30:00.168Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 17,
+                     *         "endpointId": 5,
+                     *         "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *         "eventType": "order.created",
+                     *         "status": "SUCCEEDED",
+                     *         "attempts": 1,
+                     *         "nextAttemptAt": null,
+                     *         "lastAttemptAt": "2026-11-21T16:30:00.120Z",
+                     *         "lastResponseStatus": 200,
+                     *         "lastError": null,
+                     *         "lastDurationMs": 48,
+                     *         "createdAt": "2026-11-21T16:30:00.100Z",
+                     *         "completedAt": "2026-11-21T16:30:00.168Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+                /**
+                 * @description A delivery id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "endpointId": 5,
+                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *       "eventType": "order.created",
+                     *       "status": "SUCCEEDED",
+                     *       "attempts": 1,
+                     *       "nextAttemptAt": null,
+                     *       "lastAttemptAt": "2026-11-21T16:30:00.120Z",
+                     *       "lastResponseStatus": 200,
+                     *       "lastError": null,
+                     *       "lastDurationMs": 48,
+                     *       "createdAt": "2026-11-21T16:30:00.100Z",
+                     *       "completedAt": "2026-11-21T16:30:00.168Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFoundOrWebhookDeliveryNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+                /**
+                 * @description A delivery id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 17,
+                     *       "endpointId": 5,
+                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *       "eventType": "order.created",
+                     *       "status": "SUCCEEDED",
+                     *       "attempts": 1,
+                     *       "nextAttemptAt": null,
+                     *       "lastAttemptAt": "2026-11-21T16:30:00.120Z",
+                     *       "lastResponseStatus": 200,
+                     *       "lastError": null,
+                     *       "lastDurationMs": 48,
+                     *       "createdAt": "2026-11-21T16:30:00.100Z",
+                     *       "completedAt": "2026-11-21T16:30:00.168Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            404: components["responses"]["WebhookEndpointNotFoundOrWebhookDeliveryNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    userCreatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userUpdatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    userDeletedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postCreatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postUpdatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postDeletedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    productCreatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    productUpdatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCreatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderCanceledEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCanceledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderShippedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderShippedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointDisabledEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPingEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -24,6 +24,9 @@ import { serviceRoutes } from './service/service.routes.js'
 import { authentication } from './sessions/authentication.js'
 import { sessionRoutes } from './sessions/session.routes.js'
 import { userRoutes } from './users/user.routes.js'
+import { eventRoutes } from './events/event.routes.js'
+import { webhookDispatcher } from './webhooks/dispatcher.plugin.js'
+import { webhookRoutes } from './webhooks/webhook.routes.js'
 
 export interface AppOptions {
   config: Config
@@ -84,8 +87,9 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(authentication)
 
   await app.register(serviceRoutes)
-  for (const routes of [userRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes]) {
+  for (const routes of [userRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
+  await app.register(webhookDispatcher)
   return app
 }

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { WHATWG_EMAIL } from '../http/email.js'
+import { parseAllowHosts } from '../webhooks/target-guard.js'
 
 // Configuration comes only from the environment (docs/api.md). It is parsed once at
 // start-up; a bad value stops the process with one line naming the variable and why.
@@ -27,6 +28,41 @@ export interface Config {
   shutdownGraceMs: number
   /** PostgreSQL: the hot queries run as named prepared statements (off for PgBouncer before 1.21 in transaction mode). */
   pgPreparedStatements: boolean
+  /** How long events (and finished webhook deliveries) are kept. */
+  eventRetentionDays: number
+  webhooks: WebhookConfig
+}
+
+export interface WebhookConfig {
+  /** Hosts, addresses and CIDR ranges a webhook may target over http and on private addresses. */
+  allowHosts: string[]
+  /** Delay before each attempt, in milliseconds: the first (normally 0), then each retry. */
+  retryScheduleMs: number[]
+  /** How long an attempt may take, connection to last byte of the answer. */
+  timeoutMs: number
+  /** An endpoint whose every delivery has failed for this long is disabled. */
+  disableAfterMs: number
+  /** How often the dispatcher looks for work it was not told of (retries, other instances' events). */
+  pollMs: number
+}
+
+const DEFAULT_RETRY_SCHEDULE = '0,5,300,1800,7200,18000,36000,36000'
+
+function retrySchedule (env: Env): number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE === undefined || env.WEBHOOK_RETRY_SCHEDULE === '' ? DEFAULT_RETRY_SCHEDULE : env.WEBHOOK_RETRY_SCHEDULE
+  const entries = raw.split(',').map((e) => e.trim())
+  if (entries.length > 20 || entries.some((e) => !/^\d{1,6}(\.\d{1,3})?$/.test(e))) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be 1 to 20 delays in seconds, comma-separated (like ${DEFAULT_RETRY_SCHEDULE}), got "${raw}"`)
+  }
+  return entries.map((e) => Math.round(Number(e) * 1000))
+}
+
+function allowHosts (env: Env): string[] {
+  try {
+    return parseAllowHosts(env.WEBHOOK_ALLOW_HOSTS)
+  } catch (error) {
+    throw new ConfigError('WEBHOOK_ALLOW_HOSTS', (error as Error).message)
+  }
 }
 
 export class ConfigError extends Error {
@@ -136,6 +172,14 @@ export function loadConfig (env: Env = process.env): Config {
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
     trustProxy: trustProxy(env),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 5000, 0, 600000),
-    pgPreparedStatements: flag(env, 'PG_PREPARED_STATEMENTS', true)
+    pgPreparedStatements: flag(env, 'PG_PREPARED_STATEMENTS', true),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    webhooks: {
+      allowHosts: allowHosts(env),
+      retryScheduleMs: retrySchedule(env),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15000, 100, 120000),
+      disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 432000, 1, 31536000) * 1000,
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 600000)
+    }
   }
 }

@@ -5,6 +5,8 @@ import type { SignupAttemptTable } from '../users/signup.table.js'
 import type { PostTable } from '../posts/post.table.js'
 import type { ProductTable } from '../products/product.table.js'
 import type { IdempotencyKeyTable, OrderTable } from '../orders/order.table.js'
+import type { EventLogTable, EventTable } from '../events/event.table.js'
+import type { WebhookDeliveryTable, WebhookEndpointTable } from '../webhooks/webhook.table.js'
 
 export interface Database {
   users: UserTable
@@ -16,6 +18,10 @@ export interface Database {
   products: ProductTable
   orders: OrderTable
   idempotency_keys: IdempotencyKeyTable
+  events: EventTable
+  event_log: EventLogTable
+  webhook_endpoints: WebhookEndpointTable
+  webhook_deliveries: WebhookDeliveryTable
 }
 
 export type Db = Kysely<Database>

@@ -12,7 +12,8 @@ const handles = new WeakMap<Executor, Db>()
 
 /** Runs `work` in one transaction: committed when it returns, rolled back when it throws. */
 export async function inTransaction<T> (db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  return await db.transaction().execute(async (trx) => {
+  let committed: Array<() => void> | undefined
+  const result = await db.transaction().execute(async (trx) => {
     handles.set(trx, db)
     try {
       return await work(trx)
@@ -20,8 +21,26 @@ export async function inTransaction<T> (db: Db, work: (trx: Transaction<Database
       // A transaction kept past its end is no longer traced to the handle: Kysely then refuses
       // its queries, and none runs on the connection directly (db/compiled.ts).
       handles.delete(trx)
+      committed = afterCommits.get(trx)
+      afterCommits.delete(trx)
     }
   })
+  // Reached only once the COMMIT has succeeded.
+  for (const callback of committed ?? []) callback()
+  return result
+}
+
+const afterCommits = new WeakMap<Executor, Array<() => void>>()
+
+/**
+ * Runs `callback` once the transaction commits (never when it rolls back); outside a
+ * transaction, at once.
+ */
+export function afterCommit (executor: Executor, callback: () => void): void {
+  if (!executor.isTransaction) { callback(); return }
+  const callbacks = afterCommits.get(executor)
+  if (callbacks === undefined) afterCommits.set(executor, [callback])
+  else callbacks.push(callback)
 }
 
 /** The database handle an executor runs on: itself, or the handle a transaction was opened on (undefined when it was opened elsewhere). */

@@ -26,6 +26,8 @@ function createAjv (): Ajv {
   // be silently rounded to another id (and 1e400 reads as Infinity), so such a number is refused.
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) })
   ajv.addFormat('date-time', () => true)
+  // An absolute URL as WHATWG URL parsing reads it (what the service itself will request).
+  ajv.addFormat('uri', (value: string) => URL.canParse(value))
   ajv.addKeyword({
     keyword: 'x-well-formed',
     type: 'string',

@@ -3,7 +3,10 @@ import type { Executor } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
 import { ApiError } from '../http/errors.js'
 import { lockProduct, returnStock, takeStock } from '../products/product.repository.js'
+import { recordEvent } from '../events/event.repository.js'
+import { toProduct } from '../products/product.representation.js'
 import { insertOrder, updateOrderStatus } from './order.repository.js'
+import { toOrder } from './order.representation.js'
 import { checkTransition, INITIAL_STATUS, type TargetStatus } from './order.state.js'
 import type { OrderRow } from './order.table.js'
 
@@ -23,7 +26,11 @@ export async function placeOrder (trx: Executor, dialect: DialectName, userId: b
   // The conditional update is the guarantee (the row lock on PostgreSQL and SQLite's write lock
   // make the read above current, but the statement itself refuses to oversell).
   if (product.stock < units || !await takeStock(trx, productId, units, now)) throw new ApiError('NOT_ENOUGH_STOCK')
-  return await insertOrder(trx, { userId, productId, quantity: units, totalPrice: product.price * units, status: INITIAL_STATUS, now })
+  const order = await insertOrder(trx, { userId, productId, quantity: units, totalPrice: product.price * units, status: INITIAL_STATUS, now })
+  await recordEvent(trx, { type: 'order.created', resourceId: order.id, audience: userId, data: toOrder(order) }, now)
+  // The product's stock is part of its representation, so a mirror of the catalogue learns it.
+  await recordEvent(trx, { type: 'product.updated', resourceId: productId, data: toProduct({ ...product, stock: product.stock - units, updated_at: now }) }, now)
+  return order
 }
 
 /**
@@ -36,6 +43,10 @@ export async function moveOrder (trx: Executor, order: OrderRow, target: TargetS
   // Conditional on the status read under the lock, so a move can never apply twice.
   const updated = await updateOrderStatus(trx, order.id, order.status, target, now)
   if (updated === undefined) throw new ApiError(refusal)
-  if (returnsStock) await returnStock(trx, order.product_id, order.quantity, now)
+  await recordEvent(trx, { type: target === 'CANCELED' ? 'order.canceled' : 'order.shipped', resourceId: order.id, audience: order.user_id, data: toOrder(updated) }, now)
+  if (returnsStock) {
+    const product = await returnStock(trx, order.product_id, order.quantity, now)
+    await recordEvent(trx, { type: 'product.updated', resourceId: product.id, data: toProduct(product) }, now)
+  }
   return updated
 }

@@ -8,6 +8,8 @@ import { authenticate, currentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
+import { inTransaction } from '../db/transaction.js'
+import { recordEvent } from '../events/event.repository.js'
 import { finishPage, pageRequest } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
@@ -38,7 +40,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   async function change (request: FastifyRequest, reply: FastifyReply, id: bigint, changes: { title?: string, content?: string }): Promise<FastifyReply> {
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
-      write: async (trx, current) => ({ ...await updatePost(trx, id, { ...changes, now: nowIso() }), author_name: current.author_name })
+      write: async (trx, current) => {
+        const post = { ...await updatePost(trx, id, { ...changes, now: nowIso() }), author_name: current.author_name }
+        await recordEvent(trx, { type: 'post.updated', resourceId: id, data: toPost(post) })
+        return post
+      }
     })
   }
 
@@ -96,9 +102,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const user = currentUser(request)
-    const row = await insertPost(db, { authorId: user.id, title: request.body.title, content: request.body.content, now: nowIso() })
-    // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
-    const post = toPost({ ...row, author_name: user.name })
+    const post = await inTransaction(db, async (trx) => {
+      const row = await insertPost(trx, { authorId: user.id, title: request.body.title, content: request.body.content, now: nowIso() })
+      // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
+      const created = toPost({ ...row, author_name: user.name })
+      await recordEvent(trx, { type: 'post.created', resourceId: created.id, data: created })
+      return created
+    })
     return await sendWithTag(reply.code(201).header('location', `/v1/posts/${post.id}`), Post, post)
   })
 
@@ -153,7 +163,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    return await guardedWrite(request, reply, { ...guardOf(request, id), write: async (trx) => { await deletePost(trx, id) } })
+    return await guardedWrite(request, reply, {
+      ...guardOf(request, id),
+      write: async (trx) => {
+        await deletePost(trx, id)
+        await recordEvent(trx, { type: 'post.deleted', resourceId: id })
+      }
+    })
   })
 
   app.post('/posts/:id/views', {

@@ -91,10 +91,11 @@ export async function takeStock (db: Executor, id: bigint, quantity: bigint, now
   return (await execute(db, takeStockQuery(db, id, quantity, now))).numAffectedRows === 1n
 }
 
-/** Returns units to stock (a canceled order). */
-export async function returnStock (db: Executor, id: bigint, quantity: bigint, now: string): Promise<void> {
-  await db.updateTable('products')
+/** Returns units to stock (a canceled order); the product as it now is. */
+export async function returnStock (db: Executor, id: bigint, quantity: bigint, now: string): Promise<ProductRow> {
+  return await db.updateTable('products')
     .set((eb) => ({ stock: eb('stock', '+', quantity), updated_at: now }))
     .where('id', '=', id)
-    .execute()
+    .returningAll()
+    .executeTakeFirstOrThrow()
 }

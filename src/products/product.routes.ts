@@ -7,6 +7,8 @@ import { authenticate, requireAdmin } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
+import { inTransaction } from '../db/transaction.js'
+import { recordEvent } from '../events/event.repository.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
@@ -32,7 +34,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     requireAdmin(request)
     const { name, price, category, stock = 0, onSale = true } = request.body
-    const product = toProduct(await insertProduct(db, { name, price, category, stock, onSale, now: nowIso() }))
+    const product = await inTransaction(db, async (trx) => {
+      const created = toProduct(await insertProduct(trx, { name, price, category, stock, onSale, now: nowIso() }))
+      await recordEvent(trx, { type: 'product.created', resourceId: created.id, data: created })
+      return created
+    })
     return await sendWithTag(reply.code(201).header('location', `/v1/products/${product.id}`), Product, product)
   })
 
@@ -95,7 +101,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       notFound: 'PRODUCT_NOT_FOUND',
       authorize: () => { requireAdmin(request) },
       representation: { schema: Product, of: toProduct },
-      write: async (trx) => await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso())
+      write: async (trx) => {
+        const product = await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso())
+        await recordEvent(trx, { type: 'product.updated', resourceId: id, data: toProduct(product) })
+        return product
+      }
     })
   })
 }

@@ -5,6 +5,8 @@ import { Product, ProductCreateBody, ProductPatchBody } from '../products/produc
 import { CurrentSession, LoginBody, Session, SessionUser } from '../sessions/session.schemas.js'
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
 import { ErrorEntry, Health, ServiceIndex } from './service.routes.js'
+import { Event, eventSchemas, PingEvent } from '../events/event.schemas.js'
+import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookEndpointWithSecret } from '../webhooks/webhook.schemas.js'
 
 /**
  * Every named schema (those with a `$id`, see named() in http/schemas.ts). They are added to
@@ -18,5 +20,7 @@ export const componentSchemas = [
   Author, Post, PostCreateBody, PostReplaceBody, PostPatchBody, PostViews,
   Product, ProductCreateBody, ProductPatchBody,
   Order, OrderCreateBody, OrderPatchBody,
+  ...eventSchemas, Event, PingEvent,
+  WebhookEndpoint, WebhookEndpointWithSecret, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookDelivery,
   ErrorEntry, Health, ServiceIndex
 ]

@@ -1,4 +1,6 @@
 import type { SwaggerOptions } from '@fastify/swagger'
+import { eventSchemaName } from '../events/event.schemas.js'
+import { EVENT_TYPES, PING_TYPE } from '../events/event.types.js'
 import { VERSION } from './version.js'
 
 // The options of the OpenAPI document (@fastify/swagger) and the last touches it gets once
@@ -105,6 +107,37 @@ function requestExamples (doc: Json): void {
   }
 }
 
+const WEBHOOK_HEADERS = [
+  { name: 'webhook-id', description: 'The event\'s id: the same on every attempt and redelivery, so a receiver drops a duplicate.', example: 'evt_3q2-7xWm0aZ5vLk8pQnR' },
+  { name: 'webhook-timestamp', description: 'When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).', example: '1795624200' },
+  { name: 'webhook-signature', description: 'Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.', example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=' }
+]
+
+/**
+ * The `webhooks` section: every event type as the request the service sends to an endpoint,
+ * its body the event's named schema.
+ */
+function webhooks (doc: Json): void {
+  const parameters = WEBHOOK_HEADERS.map(({ name, description, example }) => ({ name, in: 'header', required: true, description, schema: { type: 'string' }, example }))
+  const entries: Json = {}
+  for (const type of [...EVENT_TYPES, PING_TYPE]) {
+    const schema = doc.components.schemas[eventSchemaName(type)]
+    entries[type] = {
+      post: {
+        operationId: `${eventSchemaName(type).charAt(0).toLowerCase()}${eventSchemaName(type).slice(1)}Webhook`,
+        tags: ['webhooks'],
+        summary: type,
+        description: `${String(schema?.description ?? '')} Sent to every enabled endpoint whose owner may read it and whose \`events\` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.`,
+        security: [],
+        parameters,
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${eventSchemaName(type)}` } } } },
+        responses: { '2XX': { description: 'Received. Any other answer, or none within the time limit, is retried on the schedule.' } }
+      }
+    }
+  }
+  doc.webhooks = entries
+}
+
 export const swaggerOptions: SwaggerOptions = {
   // Named schemas keep their names: components.schemas.Post, referenced as #/components/schemas/Post.
   refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
@@ -128,6 +161,7 @@ export const swaggerOptions: SwaggerOptions = {
     shareHeaders(doc)
     shareErrorResponses(doc)
     requestExamples(doc)
+    webhooks(doc)
     return doc
   }
 }

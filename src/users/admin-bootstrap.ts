@@ -4,7 +4,9 @@ import { inTransaction } from '../db/transaction.js'
 import { ApiError } from '../http/errors.js'
 import { deleteUserSessions } from '../sessions/session.repository.js'
 import { hashPassword, verifyPassword } from './password.js'
+import { recordEvent } from '../events/event.repository.js'
 import { findUserByEmail, insertUser, setAdmin } from './user.repository.js'
+import { toUserPrivate } from './user.representation.js'
 
 /** A valid user name from the e-mail's local part: at most 20 code points, never blank. */
 function nameFor (email: string): string {
@@ -27,7 +29,10 @@ export async function ensureAdmin (db: Db, email: string, password: string): Pro
   const existing = await findUserByEmail(db, email)
   if (existing === undefined) {
     try {
-      await insertUser(db, { email, name: nameFor(email), passwordHash, role: 'ADMIN', now: nowIso() })
+      await inTransaction(db, async (trx) => {
+        const user = toUserPrivate(await insertUser(trx, { email, name: nameFor(email), passwordHash, role: 'ADMIN', now: nowIso() }))
+        await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user })
+      })
       return 'created'
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'DUPLICATE_EMAIL')) throw error

@@ -78,3 +78,9 @@ export async function countPostsByAuthor (db: Executor, authorId: bigint): Promi
     .where('author_id', '=', authorId).executeTakeFirstOrThrow()
   return Number(row.count)
 }
+
+/** The ids of a user's posts, oldest first (the posts deleted with the account). */
+export async function postIdsOfAuthor (db: Executor, authorId: bigint): Promise<bigint[]> {
+  const rows = await db.selectFrom('posts').select('id').where('author_id', '=', authorId).orderBy('id').execute()
+  return rows.map((row) => row.id)
+}

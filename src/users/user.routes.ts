@@ -3,7 +3,9 @@ import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import { nowIso, toIso } from '../db/types.js'
+import { recordEvent } from '../events/event.repository.js'
 import { authenticate, requireSelf } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
@@ -13,7 +15,7 @@ import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCurrentPassword } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
 import { countSignup } from './signup-limit.js'
-import { countPostsByAuthor, deleteUser, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
+import { countPostsByAuthor, deleteUser, postIdsOfAuthor, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
 import { toUserPrivate, toUserPublic } from './user.representation.js'
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 
@@ -51,9 +53,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // A cheap early answer for the common case; the unique index decides the race.
     if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
     const passwordHash = await hashPassword(password)
-    const user = await insertUser(db, { email, name, passwordHash, role: 'USER', now: nowIso() })
-    const shown = toUserPrivate(user)
-    return await sendWithTag(reply.code(201).header('location', `/v1/users/${user.id}`), UserPrivate, shown)
+    const shown = await inTransaction(db, async (trx) => {
+      const user = toUserPrivate(await insertUser(trx, { email, name, passwordHash, role: 'USER', now: nowIso() }))
+      await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user })
+      return user
+    })
+    return await sendWithTag(reply.code(201).header('location', `/v1/users/${shown.id}`), UserPrivate, shown)
   })
 
   app.get('/users/:id', {
@@ -95,7 +100,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
       representation: { schema: UserPrivate, of: toUserPrivate },
-      write: async (trx) => await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
+      write: async (trx) => {
+        const user = await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
+        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserPrivate(user) })
+        return user
+      }
     })
   })
 
@@ -113,7 +122,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    return await guardedWrite(request, reply, { ...guardOf(request, id), representation: { schema: UserPrivate, of: toUserPrivate }, write: async (trx) => { await deleteUser(trx, id) } })
+    return await guardedWrite(request, reply, {
+      ...guardOf(request, id),
+      representation: { schema: UserPrivate, of: toUserPrivate },
+      write: async (trx) => {
+        // The account's posts go with it: their readers learn it as they learn of any deleted post.
+        for (const postId of await postIdsOfAuthor(trx, id)) await recordEvent(trx, { type: 'post.deleted', resourceId: postId })
+        await deleteUser(trx, id)
+        await recordEvent(trx, { type: 'user.deleted', resourceId: id, audience: id })
+      }
+    })
   })
 
   app.get('/users/:id/profile', {

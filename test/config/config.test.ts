@@ -23,7 +23,15 @@ describe('loadConfig', () => {
       metricsPort: 9464,
       trustProxy: [],
       shutdownGraceMs: 5000,
-      pgPreparedStatements: true
+      pgPreparedStatements: true,
+      eventRetentionDays: 30,
+      webhooks: {
+        allowHosts: [],
+        retryScheduleMs: [0, 5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
+        timeoutMs: 15000,
+        disableAfterMs: 432000000,
+        pollMs: 1000
+      }
     })
   })
 
@@ -33,8 +41,12 @@ describe('loadConfig', () => {
       SESSION_TTL_SECONDS: '60', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'debug', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
       RATE_LIMIT_PER_MINUTE: '0', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50',
       LOGIN_FAILURES_PER_ACCOUNT: '70', SIGNUPS_PER_CLIENT_PER_HOUR: '3', METRICS_HOST: '10.0.0.5', METRICS_PORT: '0',
-      TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback', SHUTDOWN_GRACE_MS: '0', PG_PREPARED_STATEMENTS: 'false'
+      TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback', SHUTDOWN_GRACE_MS: '0', PG_PREPARED_STATEMENTS: 'false',
+      EVENT_RETENTION_DAYS: '45', WEBHOOK_ALLOW_HOSTS: '127.0.0.1, hooks.internal,10.0.0.0/8', WEBHOOK_RETRY_SCHEDULE: '0,0.25,2',
+      WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_DISABLE_AFTER_SECONDS: '60', WEBHOOK_POLL_MS: '50'
     })
+    assert.equal(config.eventRetentionDays, 45)
+    assert.deepEqual(config.webhooks, { allowHosts: ['127.0.0.1', 'hooks.internal', '10.0.0.0/8'], retryScheduleMs: [0, 250, 2000], timeoutMs: 2000, disableAfterMs: 60000, pollMs: 50 })
     assert.equal(config.pgPreparedStatements, false)
     assert.deepEqual(config.trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', 'loopback'])
     assert.equal(config.shutdownGraceMs, 0)
@@ -71,7 +83,12 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', { TRUST_PROXY: '10.0.0.0/8/8' }], ['TRUST_PROXY', { TRUST_PROXY: 'true' }],
     ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '5s' }], ['SHUTDOWN_GRACE_MS', { SHUTDOWN_GRACE_MS: '600001' }],
     ['PG_PREPARED_STATEMENTS', { PG_PREPARED_STATEMENTS: 'off' }], ['PG_PREPARED_STATEMENTS', { PG_PREPARED_STATEMENTS: 'TRUE' }],
-    ['PG_PREPARED_STATEMENTS', { PG_PREPARED_STATEMENTS: '1' }]
+    ['PG_PREPARED_STATEMENTS', { PG_PREPARED_STATEMENTS: '1' }],
+    ['EVENT_RETENTION_DAYS', { EVENT_RETENTION_DAYS: '0' }], ['WEBHOOK_ALLOW_HOSTS', { WEBHOOK_ALLOW_HOSTS: '10.0.0.0/40' }],
+    ['WEBHOOK_ALLOW_HOSTS', { WEBHOOK_ALLOW_HOSTS: 'http://example.com' }], ['WEBHOOK_RETRY_SCHEDULE', { WEBHOOK_RETRY_SCHEDULE: '0,5s' }],
+    ['WEBHOOK_RETRY_SCHEDULE', { WEBHOOK_RETRY_SCHEDULE: '0,,5' }], ['WEBHOOK_RETRY_SCHEDULE', { WEBHOOK_RETRY_SCHEDULE: '-1' }],
+    ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '50' }], ['WEBHOOK_DISABLE_AFTER_SECONDS', { WEBHOOK_DISABLE_AFTER_SECONDS: '0' }],
+    ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: 'fast' }]
   ]
   for (const [variable, env] of bad) {
     test(`${JSON.stringify(env)} is refused, naming ${variable}`, () => {

@@ -13,7 +13,7 @@ export type Who = 'alice' | 'bob' | 'admin'
 export const PEOPLE: Who[] = ['alice', 'bob', 'admin']
 export type Author = 'alice' | 'bob'
 export type ProductState = 'onSale' | 'offSale' | 'soldOut'
-type SlotKind = 'userId' | 'postId' | 'productId' | 'orderId' | 'email' | 'password'
+type SlotKind = 'userId' | 'postId' | 'productId' | 'orderId' | 'endpointId' | 'deliveryId' | 'email' | 'password'
 
 /** A value chosen by name at generation time and read from the world when the request is sent. */
 export class Slot {
@@ -26,6 +26,8 @@ export const SLOTS: Record<SlotKind, Slot[]> = {
   postId: ['alice', 'bob'].map((w) => new Slot('postId', w)),
   productId: ['onSale', 'offSale', 'soldOut'].map((s) => new Slot('productId', s)),
   orderId: ['alice', 'bob'].map((w) => new Slot('orderId', w)),
+  endpointId: ['alice', 'bob'].map((w) => new Slot('endpointId', w)),
+  deliveryId: ['alice', 'bob'].map((w) => new Slot('deliveryId', w)),
   email: PEOPLE.map((w) => new Slot('email', w)),
   password: PEOPLE.map((w) => new Slot('password', w))
 }
@@ -35,6 +37,9 @@ export class World {
   posts = {} as Record<Author, bigint>
   products = {} as Record<ProductState, bigint>
   orders = {} as Record<Author, bigint>
+  /** A webhook endpoint each (to a loopback port nothing answers on), and its ping's delivery. */
+  endpoints = {} as Record<Author, bigint>
+  deliveries = {} as Record<Author, bigint>
   private readonly stale = new Set<string>()
 
   private constructor (private readonly fuzz: FuzzApp) {}
@@ -57,7 +62,7 @@ export class World {
     for (const who of PEOPLE) {
       if (this.stale.delete(`user:${who}`)) {
         await this.makeUser(who)
-        if (who !== 'admin') { this.stale.add(`post:${who}`); this.stale.add(`order:${who}`) }
+        if (who !== 'admin') { this.stale.add(`post:${who}`); this.stale.add(`order:${who}`); this.stale.add(`endpoint:${who}`) }
       }
       if (this.stale.delete(`token:${who}`)) {
         const token = await login(this.fuzz.app, this.users[who].email, this.users[who].password)
@@ -76,6 +81,14 @@ export class World {
         const res = await this.inject('POST', '/v1/posts', who, { title: `${who}'s post`, content: 'Written before the fuzzing.' })
         assert.equal(res.statusCode, 201, res.body)
         this.posts[who] = BigInt(res.json().id)
+      }
+      if (this.stale.delete(`endpoint:${who}`)) {
+        const res = await this.inject('POST', '/v1/webhook-endpoints', who, { url: 'http://127.0.0.1:9/fuzz', events: ['order.shipped'] })
+        assert.equal(res.statusCode, 201, res.body)
+        this.endpoints[who] = BigInt(res.json().id)
+        const ping = await this.inject('POST', `/v1/webhook-endpoints/${res.json().id}/ping`, who)
+        assert.equal(ping.statusCode, 202, ping.body)
+        this.deliveries[who] = BigInt(ping.json().id)
       }
       if (this.stale.delete(`order:${who}`)) {
         const res = await this.inject('POST', '/v1/orders', who, { productId: Number(this.products.onSale), quantity: 1 })
@@ -108,6 +121,8 @@ export class World {
       case 'postId': return this.posts[slot.name as Author]
       case 'productId': return this.products[slot.name as ProductState]
       case 'orderId': return this.orders[slot.name as Author]
+      case 'endpointId': return this.endpoints[slot.name as Author]
+      case 'deliveryId': return this.deliveries[slot.name as Author]
       case 'email': return this.users[slot.name as Who].email
       case 'password': return this.users[slot.name as Who].password
     }
@@ -150,6 +165,9 @@ export class World {
         break
       case 'PATCH /v1/products/{id}':
         for (const state of ['onSale', 'offSale', 'soldOut'] as const) if (String(this.products[state]) === id) this.stale.add(`product:${state}`)
+        break
+      case 'PATCH /v1/webhook-endpoints/{id}': case 'DELETE /v1/webhook-endpoints/{id}':
+        for (const who of ['alice', 'bob'] as const) if (String(this.endpoints[who]) === id) this.stale.add(`endpoint:${who}`)
         break
       case 'PATCH /v1/orders/{id}':
         for (const who of ['alice', 'bob'] as const) if (String(this.orders[who]) === id) this.stale.add(`order:${who}`)

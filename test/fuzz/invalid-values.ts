@@ -75,8 +75,13 @@ export function breakersOf (original: Schema, place: Place, where = 'schema'): B
     if (schema['x-int64-id'] === true || schema.pattern === ID_PATTERN) list.push({ rule: 'not an id', value: BAD_ID_TEXTS })
     if (schema.pattern === PRINTABLE_KEY_PATTERN) list.push({ rule: 'not printable ASCII', value: fc.constantFrom(' lead', 'trail ', 'tab\tkey') })
     if (schema['x-cursor'] === true) list.push({ rule: 'not a cursor', value: fc.constantFrom('abc', 'djE6MA', 'djE6LTE', Buffer.from('v2:5').toString('base64url'), '!!!', 'x'.repeat(201)) })
+    if (schema.format === 'uri') list.push({ rule: 'not a URL the service may request', value: fc.constantFrom('plain', '/relative/path', 'http://', 'https://10.0.0.1/x', 'https://[::1]/x', 'ftp://example.com/', 'https://user:pw@example.com/', 'http://169.254.169.254/latest') })
     if (schema.format === 'email') list.push({ rule: 'not an e-mail', value: fc.constantFrom('plain', 'a@', '@b.c', 'a b@c.d', 'a@b..c', 'a@-b.c', 'a@b_c.d', 'ü@b.c', 'a@@b.c') })
-    if (schema.enum !== undefined) list.push({ rule: 'not in the enumeration', value: fc.constantFrom('UNKNOWN', '', ...schema.enum.map((e: unknown) => String(e).toLowerCase()), ...schema.enum.map((e: unknown) => ` ${String(e)}`)) })
+    if (schema.enum !== undefined) {
+      // Other spellings of the members (an enumeration in lower case already has its lower-case form).
+      const near = ['UNKNOWN', '', ...schema.enum.map((e: unknown) => String(e).toLowerCase()), ...schema.enum.map((e: unknown) => String(e).toUpperCase()), ...schema.enum.map((e: unknown) => ` ${String(e)}`)]
+      list.push({ rule: 'not in the enumeration', value: fc.constantFrom(...new Set(near.filter((v) => !schema.enum.includes(v)))) })
+    }
   }
   if (type === 'integer' || type === 'number') {
     const ranges: fc.Arbitrary<unknown>[] = []

@@ -21,13 +21,14 @@ export interface GeneratedRequest {
   body: unknown
 }
 
-const ID_SLOTS = [...SLOTS.userId, ...SLOTS.postId, ...SLOTS.productId, ...SLOTS.orderId]
+const ID_SLOTS = [...SLOTS.userId, ...SLOTS.postId, ...SLOTS.productId, ...SLOTS.orderId, ...SLOTS.endpointId, ...SLOTS.deliveryId]
 
 function pathIdSlots (path: string): Slot[] {
   if (path.startsWith('/v1/users/')) return SLOTS.userId
   if (path.startsWith('/v1/posts/')) return SLOTS.postId
   if (path.startsWith('/v1/products/')) return SLOTS.productId
   if (path.startsWith('/v1/orders/')) return SLOTS.orderId
+  if (path.startsWith('/v1/webhook-endpoints/')) return SLOTS.endpointId
   return ID_SLOTS
 }
 
@@ -51,6 +52,7 @@ function parameterArbitrary (op: Operation, p: Parameter, codes: string[]): fc.A
   // An error code in the path: one the document lists somewhere, or any text.
   if (p.in === 'path' && p.name === 'code' && codes.length > 0) return fc.oneof(fc.constantFrom(...codes), validArbitrary(p.schema))
   if (p.in === 'path' && p.name === 'id') return idFor(pathIdSlots(op.path), validArbitrary(p.schema, {}, `${op.key} path ${p.name}`))
+  if (p.in === 'path' && p.name === 'deliveryId') return idFor(SLOTS.deliveryId, idString)
   if (p.in === 'query' && p.name === 'authorId') return idFor(SLOTS.userId, idString)
   if (p.in === 'header' && p.schema.type === 'string' && p.schema.pattern === undefined) return headerText
   return validArbitrary(p.schema, {}, `${op.key} ${p.in} ${p.name}`)

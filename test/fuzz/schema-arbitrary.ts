@@ -21,7 +21,7 @@ export const NON_BLANK = '\\S'
 export const ID_PATTERN = '^[1-9][0-9]{0,18}$'
 export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$'
 const KNOWN_PATTERNS = [NON_BLANK, ID_PATTERN, PRINTABLE_KEY_PATTERN]
-const KNOWN_FORMATS = ['email', 'int64', 'date-time']
+const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri']
 
 export const MAX_ID = 9223372036854775807n
 
@@ -123,6 +123,8 @@ function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
   if (schema['x-int64-id'] === true || schema.pattern === ID_PATTERN) return idString
   if (schema['x-cursor'] === true) return cursorString
   if (schema.format === 'email') return emailAddress.filter((e) => codePoints(e) <= max)
+  // A URL the fuzz app's configuration accepts as a webhook target (WEBHOOK_ALLOW_HOSTS=127.0.0.1).
+  if (schema.format === 'uri') return fc.tuple(fc.integer({ min: 1, max: 65535 }), fc.webPath()).map(([port, path]) => `http://127.0.0.1:${port}${path}`)
   if (schema.format === 'date-time') return fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4102444800000) }).map((d) => d.toISOString())
   if (schema.pattern === PRINTABLE_KEY_PATTERN) return printableKey.filter((k) => k.length >= min && k.length <= max)
   if (schema.pattern === NON_BLANK) return nonBlankText(Math.max(min, 1), max)

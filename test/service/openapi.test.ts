@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { catalogue } from '../../src/http/errors.js'
+import { eventSchemaName } from '../../src/events/event.schemas.js'
+import { EVENT_TYPES } from '../../src/events/event.types.js'
 import { buildTestApp } from '../helper.js'
 
 // GET /openapi.json: OpenAPI 3.1, generated from the routes, so it holds every route of the app;
@@ -96,8 +98,29 @@ describe('OpenAPI document', () => {
       'PATCH /v1/products/{id}': 'updateProduct',
       'POST /v1/orders': 'createOrder',
       'GET /v1/orders/{id}': 'getOrder',
-      'PATCH /v1/orders/{id}': 'updateOrder'
+      'PATCH /v1/orders/{id}': 'updateOrder',
+      'GET /v1/events': 'listEvents',
+      'POST /v1/webhook-endpoints': 'createWebhookEndpoint',
+      'GET /v1/webhook-endpoints': 'listWebhookEndpoints',
+      'GET /v1/webhook-endpoints/{id}': 'getWebhookEndpoint',
+      'PATCH /v1/webhook-endpoints/{id}': 'updateWebhookEndpoint',
+      'DELETE /v1/webhook-endpoints/{id}': 'deleteWebhookEndpoint',
+      'POST /v1/webhook-endpoints/{id}/rotate-secret': 'rotateWebhookEndpointSecret',
+      'POST /v1/webhook-endpoints/{id}/ping': 'pingWebhookEndpoint',
+      'GET /v1/webhook-endpoints/{id}/deliveries': 'listWebhookDeliveries',
+      'GET /v1/webhook-endpoints/{id}/deliveries/{deliveryId}': 'getWebhookDelivery',
+      'POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery'
     })
+  })
+
+  test('every event type is a named schema and a request of the webhooks section', () => {
+    for (const type of [...EVENT_TYPES, 'webhook.ping']) {
+      const name = eventSchemaName(type)
+      assert.ok(doc.components.schemas[name] !== undefined, name)
+      assert.deepEqual(doc.webhooks[type].post.requestBody.content['application/json'].schema, { $ref: `#/components/schemas/${name}` })
+      assert.deepEqual(doc.webhooks[type].post.parameters.map((p: { name: string }) => p.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+    }
+    assert.equal(Object.keys(doc.webhooks).length, EVENT_TYPES.length + 1)
   })
 
   test('representations are named components that operations reference', () => {

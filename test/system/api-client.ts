@@ -45,3 +45,30 @@ export async function allOrders (base: string, userId: number, auth: Record<stri
   }
   return orders
 }
+
+export interface FeedEvent { id: string, sequence: number, type: string, resource: { type: string, id: number, version: number } }
+
+/** The whole event feed the caller may read, oldest first, page by page. */
+export async function allEvents (base: string, auth: Record<string, string>): Promise<FeedEvent[]> {
+  const events: FeedEvent[] = []
+  for (;;) {
+    const after = events.at(-1)?.sequence
+    const res = await fetch(`${base}/v1/events?limit=100${after === undefined ? '' : `&after=${after}`}`, { headers: auth })
+    const page = await body(res, 200) as FeedEvent[]
+    events.push(...page)
+    if (page.length < 100) return events
+  }
+}
+
+/** Every post of an author, following the Link pages. */
+export async function allPostIds (base: string, authorId: number): Promise<number[]> {
+  const ids: number[] = []
+  let next: string | undefined = `/v1/posts?limit=100&authorId=${authorId}`
+  while (next !== undefined) {
+    const res: Response = await fetch(`${base}${next}`)
+    assert.equal(res.status, 200)
+    ids.push(...((await res.json()) as Array<{ id: number }>).map((post) => post.id))
+    next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1]
+  }
+  return ids
+}

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { after, before, describe, test } from 'node:test'
-import { allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
+import { allEvents, allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
+import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 import { assertProblem, MiB, rawTries, undiciTries } from '../http/early-answer-client.js'
 import { attempt, json, startLoad, waitFor } from './load.js'
 import { freePort } from '../../scripts/free-port.mjs'
@@ -31,8 +32,10 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
   let base: string
   let pids: number[] = []
   let admin: Record<string, string>
+  let receiver: Receiver
 
   before(async () => {
+    receiver = await startReceiver()
     pg = await startPrivatePostgres()
     const port = await freePort()
     cluster = spawn(process.execPath, ['scripts/cluster.mjs', '--dev'], {
@@ -41,7 +44,8 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
         DATABASE_URL: pg.url, PORT: String(port), INSTANCES: '3', LOG_LEVEL: 'warn',
         ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'root password',
         LOGIN_FAILURES_PER_EMAIL: '5', SIGNUPS_PER_CLIENT_PER_HOUR: '1000000', RATE_LIMIT_PER_MINUTE: '0',
-        SHUTDOWN_GRACE_MS: '3000'
+        SHUTDOWN_GRACE_MS: '3000',
+        WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: '0,0.2,0.5,1,1,1,1,1', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_POLL_MS: '200'
       },
       stdio: ['ignore', 'pipe', 'pipe']
     })
@@ -62,6 +66,7 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
       await once(cluster, 'exit')
     }
     pg?.destroy()
+    await receiver?.close()
   })
 
   test('20 simultaneous sign-ups with one e-mail: exactly one 201', async () => {
@@ -164,8 +169,9 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     assert.deepEqual(Object.keys(statuses(outcomes)), ['201'])
   })
 
-  test('SIGKILL to one instance under load: routed around, no acknowledged write lost', async (t) => {
+  test('SIGKILL to one instance under load: routed around, no acknowledged write lost, every event delivered', async (t) => {
     const writer = await signUpAndLogIn(base, 'kill@example.com')
+    const endpoint = await body(await fetch(`${base}/v1/webhook-endpoints`, json({ url: receiver.url, events: ['post.created'] }, admin)), 201) as { id: number }
     const load = startLoad(12, async (w, i) => await attempt('post', `${base}/v1/posts`, json({ title: `k${w}`, content: `${i}` }, writer.auth), (b) => String(b.id)))
     await new Promise((resolve) => setTimeout(resolve, 1000))
     // The kill is asynchronous: until the process is gone, its sockets still take connections.
@@ -190,7 +196,26 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     const acknowledged = outcomes.filter((o) => o.created !== undefined)
     let lost = 0
     for (const o of acknowledged) if ((await fetch(`${base}/v1/posts/${o.created}`)).status !== 200) lost += 1
-    const figures = { scenario: 'instance SIGKILL', requests: outcomes.length, statuses: statuses(outcomes), acknowledged: acknowledged.length, lost, msFromKillToGone: goneAt - killedAt, msFromKillToLastFailure: lastFailure - killedAt }
+    // Webhooks: every post.created event reaches the endpoint at least once, the killed
+    // instance's deliveries in flight taken over by the others once their lease ran out.
+    const events = (await allEvents(base, admin)).filter((e) => e.type === 'post.created')
+    const received = (): Set<string> => new Set(receiver.received.map((r) => String(r.headers['webhook-id'])))
+    await waitFor('every post.created event delivered', async () => events.every((e) => received().has(e.id)), 60_000)
+    const posts = new Set(acknowledged.map((o) => Number(o.created)))
+    assert.ok([...posts].every((id) => events.some((e) => e.resource.id === id)), 'an event for every acknowledged post')
+    let attempts = 0
+    for (let next: string | undefined = `/v1/webhook-endpoints/${endpoint.id}/deliveries?limit=100`; next !== undefined;) {
+      const res: Response = await fetch(`${base}${next}`, { headers: admin })
+      const page = await body(res, 200) as Array<{ attempts: number, status: string }>
+      attempts += page.reduce((sum, d) => sum + d.attempts, 0)
+      next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1]
+    }
+    const duplicates = receiver.received.length - received().size
+    const figures = {
+      scenario: 'instance SIGKILL', requests: outcomes.length, statuses: statuses(outcomes), acknowledged: acknowledged.length, lost,
+      msFromKillToGone: goneAt - killedAt, msFromKillToLastFailure: lastFailure - killedAt,
+      webhookEvents: events.length, deliveriesReceived: receiver.received.length, duplicateDeliveries: duplicates, attemptsLogged: attempts
+    }
     t.diagnostic(`figures ${JSON.stringify(figures)}`)
     assert.equal(lost, 0)
     // Only requests the killed instance was holding can fail (HAProxy answers 502 or closes the
@@ -200,6 +225,11 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
       assert.ok(o.started <= goneAt, `a request sent ${o.started - goneAt} ms after the instance was gone failed`)
     }
     assert.ok(failed.length <= 12, `${failed.length} failed`)
+    // Each attempt is made by one instance: a duplicate only where the killed instance was
+    // sending (at most its 8 in flight), never two instances sending the same attempt.
+    assert.ok(duplicates <= 8, `${duplicates} duplicate deliveries`)
+    // An attempt is counted when claimed: the killed instance's last claims may not have been sent.
+    assert.ok(receiver.received.length <= attempts && attempts - receiver.received.length <= 8, `${attempts} attempts logged, ${receiver.received.length} received`)
     assert.ok(outcomes.some((o) => o.started > killedAt + 2000 && o.status === 201), 'writes go on through the other instances')
     assert.ok(outcomes.filter((o) => o.started > killedAt + 2000).every((o) => o.status === 201), 'after the balancer noticed, nothing fails')
   })

@@ -20,19 +20,7 @@ const TABLES = ['users', 'sessions', 'login_failures', 'posts', 'products', 'ord
 export function idsWithinJsonRange (dialect: DialectName): Migration {
   return {
     async up (db: Kysely<any>) {
-      for (const table of TABLES) {
-        if (dialect === 'postgres') {
-          await sql`alter table ${sql.table(table)} alter column id set maxvalue ${sql.raw(MAX_ISSUED_ID)}`.execute(db)
-          await sql`alter table ${sql.table(table)} add constraint ${sql.ref(`${table}_id_range`)} check (id between 1 and ${sql.raw(MAX_ISSUED_ID)})`.execute(db)
-        } else {
-          for (const event of ['insert', 'update of id'] as const) {
-            const name = `${table}_id_range_${event === 'insert' ? 'insert' : 'update'}`
-            await sql`create trigger ${sql.ref(name)} after ${sql.raw(event)} on ${sql.table(table)}
-              when new.id < 1 or new.id > ${sql.raw(MAX_ISSUED_ID)}
-              begin select raise(abort, ${sql.lit(`${table}.id out of range`)}); end`.execute(db)
-          }
-        }
-      }
+      for (const table of TABLES) await limitIds(db, dialect, table)
     },
     async down (db: Kysely<any>) {
       for (const table of TABLES) {
@@ -44,6 +32,21 @@ export function idsWithinJsonRange (dialect: DialectName): Migration {
           await sql`drop trigger ${sql.ref(`${table}_id_range_update`)}`.execute(db)
         }
       }
+    }
+  }
+}
+
+/** Holds a table's ids within 1 to 2^53 - 1 (see the top of this file); later tables use it too. */
+export async function limitIds (db: Kysely<any>, dialect: DialectName, table: string): Promise<void> {
+  if (dialect === 'postgres') {
+    await sql`alter table ${sql.table(table)} alter column id set maxvalue ${sql.raw(MAX_ISSUED_ID)}`.execute(db)
+    await sql`alter table ${sql.table(table)} add constraint ${sql.ref(`${table}_id_range`)} check (id between 1 and ${sql.raw(MAX_ISSUED_ID)})`.execute(db)
+  } else {
+    for (const event of ['insert', 'update of id'] as const) {
+      const name = `${table}_id_range_${event === 'insert' ? 'insert' : 'update'}`
+      await sql`create trigger ${sql.ref(name)} after ${sql.raw(event)} on ${sql.table(table)}
+        when new.id < 1 or new.id > ${sql.raw(MAX_ISSUED_ID)}
+        begin select raise(abort, ${sql.lit(`${table}.id out of range`)}); end`.execute(db)
     }
   }
 }

@@ -1,0 +1,274 @@
+import { sql } from 'kysely'
+import pg from 'pg'
+import type { Dispatcher } from 'undici'
+import type { Config } from '../config/config.js'
+import type { DialectName } from '../db/database.js'
+import type { Db } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import { nowIso } from '../db/types.js'
+import { onEventsCommitted } from '../events/committed.js'
+import { eventJson } from '../events/event.json.js'
+import { eventsAfter, lockEventLog, numberEvents, pruneEvents, readEventLog, recordEvent } from '../events/event.repository.js'
+import type { EventRow } from '../events/event.table.js'
+import { attemptDelivery, type AttemptResult } from './delivery-attempt.js'
+import { claimDeliveries, type ClaimedDelivery } from './delivery-claims.js'
+import { deliveryAgent } from './target-guard.js'
+import { toEndpoint } from './webhook.representation.js'
+import { enabledEndpoints, insertDeliveries, lockEndpoint, updateDelivery, updateEndpoint, type NewDelivery } from './webhook.repository.js'
+import { ALL_EVENTS } from './webhook.schemas.js'
+import type { WebhookEndpointRow } from './webhook.table.js'
+
+// The dispatcher runs inside every instance of the service (docs/events.md). Each round it:
+// 1. numbers committed events (PostgreSQL; events/event.repository.ts);
+// 2. fans new events out into deliveries, one row per event and matching endpoint, under the
+//    event log's row lock, so that each event is fanned out once whichever instance does it;
+// 3. claims due deliveries (webhooks/delivery-claims.ts) and sends them, a few at a time;
+// 4. once an hour, prunes events and deliveries past the retention period.
+// A round starts when this instance commits an event, when another instance announces new
+// deliveries (PostgreSQL NOTIFY), when an attempt finishes, and on a short poll (retries fall
+// due, and the announcement is only a hint).
+
+const CHANNEL = 'webhook_deliveries'
+const FAN_OUT_BATCH = 500
+const MAX_IN_FLIGHT = 8
+const PRUNE_EVERY_MS = 60 * 60 * 1000
+/** A claimed attempt is another instance's to retry once this long has passed beyond its time limit. */
+const LEASE_MARGIN_MS = 5000
+/** How long a stopping instance lets attempts in flight finish before it stops them. */
+const STOP_GRACE_MS = 2000
+const JITTER = 0.1
+
+export interface DispatcherLog {
+  warn: (obj: object, msg: string) => void
+  info: (obj: object, msg: string) => void
+}
+
+export interface DispatcherOptions {
+  db: Db
+  dialect: DialectName
+  config: Config
+  log: DispatcherLog
+  /** Replaces the guarded agent (tests of the guard itself use the real one). */
+  agent?: Dispatcher
+}
+
+interface Endpoint { row: WebhookEndpointRow, types: Set<string>, admin: boolean }
+
+function receives (endpoint: Endpoint, event: EventRow): boolean {
+  if (!endpoint.types.has(ALL_EVENTS) && !endpoint.types.has(event.type)) return false
+  return endpoint.admin || event.audience === null || event.audience === endpoint.row.user_id
+}
+
+export class WebhookDispatcher {
+  readonly #db: Db
+  readonly #dialect: DialectName
+  readonly #config: Config
+  readonly #log: DispatcherLog
+  readonly #agent: Dispatcher
+  readonly #ownsAgent: boolean
+  readonly #inFlight = new Set<Promise<void>>()
+  readonly #stopping = new AbortController()
+  #running = false
+  #again = false
+  #timer: NodeJS.Timeout | undefined
+  #listener: pg.Client | undefined
+  #unsubscribe: (() => void) | undefined
+  #lastPrune = 0
+
+  constructor (options: DispatcherOptions) {
+    this.#db = options.db
+    this.#dialect = options.dialect
+    this.#config = options.config
+    this.#log = options.log
+    this.#ownsAgent = options.agent === undefined
+    this.#agent = options.agent ?? deliveryAgent({ allowHosts: options.config.webhooks.allowHosts })
+  }
+
+  start (): void {
+    this.#unsubscribe = onEventsCommitted(this.#db, () => { this.wake() })
+    this.#timer = setInterval(() => { this.wake() }, this.#config.webhooks.pollMs)
+    this.#timer.unref()
+    if (this.#dialect === 'postgres') this.#listen()
+    this.wake()
+  }
+
+  /** Starts a round now, or right after the one running. */
+  wake (): void {
+    if (this.#stopping.signal.aborted) return
+    if (this.#running) {
+      this.#again = true
+      return
+    }
+    this.#running = true
+    void this.#rounds().finally(() => { this.#running = false })
+  }
+
+  async #rounds (): Promise<void> {
+    do {
+      this.#again = false
+      try {
+        await this.#round()
+      } catch (error) {
+        // The database may be out of reach: the next poll tries again.
+        this.#log.warn({ err: error }, 'webhook dispatcher round failed')
+      }
+    } while (this.#again && !this.#stopping.signal.aborted)
+  }
+
+  async #round (): Promise<void> {
+    await numberEvents(this.#db)
+    const fanned = await this.#fanOut()
+    if (fanned > 0 && this.#dialect === 'postgres') await sql`select pg_notify(${CHANNEL}, '')`.execute(this.#db)
+    await this.#claimAndSend()
+    if (Date.now() - this.#lastPrune >= PRUNE_EVERY_MS) {
+      this.#lastPrune = Date.now()
+      await pruneEvents(this.#db, this.#config.eventRetentionDays * 24 * 60 * 60 * 1000)
+    }
+  }
+
+  /** Makes deliveries of the events not fanned out yet; returns how many. */
+  async #fanOut (): Promise<number> {
+    let total = 0
+    for (;;) {
+      // A look without the lock first: nearly every round has nothing new.
+      const log = await readEventLog(this.#db)
+      const next = await eventsAfter(this.#db, log.fannedOutThrough, 1)
+      if (next.length === 0) return total
+      const { made, full } = await inTransaction(this.#db, async (trx) => {
+        const locked = await lockEventLog(trx)
+        const events = await eventsAfter(trx, locked.fannedOutThrough, FAN_OUT_BATCH)
+        if (events.length === 0) return { made: 0, full: false }
+        const endpoints: Endpoint[] = (await enabledEndpoints(trx)).map((row) => ({
+          row, types: new Set(JSON.parse(row.event_types) as string[]), admin: row.role === 'ADMIN'
+        }))
+        const now = nowIso()
+        const deliveries: NewDelivery[] = []
+        for (const event of events) {
+          const targets = endpoints.filter((endpoint) => receives(endpoint, event))
+          if (targets.length === 0) continue
+          const payload = eventJson(event)
+          for (const endpoint of targets) deliveries.push({ endpointId: endpoint.row.id, eventId: event.event_id, eventType: event.type, payload, now })
+        }
+        for (let i = 0; i < deliveries.length; i += 100) await insertDeliveries(trx, deliveries.slice(i, i + 100))
+        await trx.updateTable('event_log').set({ fanned_out_through: events[events.length - 1]!.sequence! }).where('id', '=', 1).execute()
+        return { made: deliveries.length, full: events.length === FAN_OUT_BATCH }
+      })
+      total += made
+      if (!full) return total
+    }
+  }
+
+  async #claimAndSend (): Promise<void> {
+    const { timeoutMs } = this.#config.webhooks
+    const claimed = await claimDeliveries(this.#db, this.#dialect, MAX_IN_FLIGHT - this.#inFlight.size, new Date(), timeoutMs + LEASE_MARGIN_MS)
+    for (const delivery of claimed) {
+      const sending: Promise<void> = this.#send(delivery)
+        .catch((error: unknown) => { this.#log.warn({ err: error, deliveryId: delivery.id.toString() }, 'webhook delivery could not be recorded') })
+        .finally(() => {
+          this.#inFlight.delete(sending)
+          this.wake()
+        })
+      this.#inFlight.add(sending)
+    }
+  }
+
+  async #send (delivery: ClaimedDelivery): Promise<void> {
+    const endpoint = await this.#db.selectFrom('webhook_endpoints').selectAll().where('id', '=', delivery.endpoint_id).executeTakeFirst()
+    if (endpoint === undefined) return
+    const secrets = [endpoint.secret]
+    const previousUntil = endpoint.previous_secret_expires_at
+    if (endpoint.previous_secret !== null && previousUntil !== null && new Date(previousUntil).getTime() > Date.now()) secrets.push(endpoint.previous_secret)
+    const result = await attemptDelivery({ url: endpoint.url, secrets }, delivery.event_id, delivery.payload, {
+      dispatcher: this.#agent, timeoutMs: this.#config.webhooks.timeoutMs, signal: this.#stopping.signal
+    })
+    await this.#record(delivery, result)
+  }
+
+  /** Records an attempt's outcome: done, retried later, or given up; and the endpoint's health. */
+  async #record (delivery: ClaimedDelivery, result: AttemptResult): Promise<void> {
+    const now = new Date()
+    const nowText = now.toISOString()
+    const last = {
+      lease_until: null,
+      last_response_status: result.status ?? null,
+      last_error: result.error ?? null,
+      last_duration_ms: result.durationMs
+    }
+    if (result.aborted) {
+      // Not the endpoint's fault: sent again as soon as an instance is running.
+      await updateDelivery(this.#db, delivery.id, { ...last, next_attempt_at: nowText })
+      return
+    }
+    if (result.ok) {
+      await updateDelivery(this.#db, delivery.id, { ...last, status: 'SUCCEEDED', completed_at: nowText })
+      await this.#db.updateTable('webhook_endpoints').set({ failing_since: null })
+        .where('id', '=', delivery.endpoint_id).where('failing_since', 'is not', null).execute()
+      return
+    }
+    const { retryScheduleMs, disableAfterMs } = this.#config.webhooks
+    await inTransaction(this.#db, async (trx) => {
+      const endpoint = await lockEndpoint(trx, this.#dialect, delivery.endpoint_id)
+      if (endpoint === undefined) return
+      const failingSince = endpoint.failing_since === null ? now : new Date(endpoint.failing_since)
+      const reason = result.status === 410
+        ? 'The endpoint answered 410 Gone.'
+        : now.getTime() - failingSince.getTime() >= disableAfterMs
+          ? `Every delivery failed for ${Math.round(disableAfterMs / 3_600_000)} hours or more.`
+          : undefined
+      const attempts = Number(delivery.attempts)
+      if (reason !== undefined || attempts >= retryScheduleMs.length) {
+        await updateDelivery(trx, delivery.id, { ...last, status: 'FAILED', completed_at: nowText })
+      } else {
+        const scheduled = retryScheduleMs[attempts]! * (1 + JITTER * (2 * Math.random() - 1))
+        const delay = Math.max(scheduled, (result.retryAfterSeconds ?? 0) * 1000)
+        await updateDelivery(trx, delivery.id, { ...last, next_attempt_at: new Date(now.getTime() + delay).toISOString() })
+      }
+      if (reason !== undefined && Number(endpoint.enabled) === 1) {
+        const disabled = await updateEndpoint(trx, endpoint.id, { enabled: 0, disabled_reason: reason, failing_since: null, updated_at: nowText })
+        await recordEvent(trx, { type: 'webhook_endpoint.disabled', resourceId: endpoint.id, audience: endpoint.user_id, data: toEndpoint(disabled) }, nowText)
+        this.#log.info({ endpointId: endpoint.id.toString(), reason }, 'webhook endpoint disabled')
+      } else if (endpoint.failing_since === null) {
+        await updateEndpoint(trx, endpoint.id, { failing_since: nowText })
+      }
+    })
+  }
+
+  #listen (): void {
+    if (this.#stopping.signal.aborted) return
+    const client = new pg.Client({ connectionString: this.#config.databaseUrl, connectionTimeoutMillis: 3000 })
+    this.#listener = client
+    const retry = (): void => {
+      client.removeAllListeners()
+      client.on('error', () => {})
+      void client.end().catch(() => {})
+      if (this.#listener === client) this.#listener = undefined
+      if (!this.#stopping.signal.aborted) setTimeout(() => { this.#listen() }, 1000).unref()
+    }
+    client.on('notification', () => { this.wake() })
+    client.on('error', retry)
+    client.on('end', retry)
+    client.connect()
+      .then(async () => await client.query(`listen ${CHANNEL}`))
+      .catch(retry)
+  }
+
+  async stop (): Promise<void> {
+    if (this.#stopping.signal.aborted) return
+    clearInterval(this.#timer)
+    this.#unsubscribe?.()
+    const settled = Promise.allSettled([...this.#inFlight])
+    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())])
+    this.#stopping.abort()
+    await Promise.allSettled([...this.#inFlight])
+    // A round still running finishes its statements before the database closes.
+    while (this.#running) await new Promise((resolve) => setTimeout(resolve, 10))
+    const listener = this.#listener
+    this.#listener = undefined
+    if (listener !== undefined) {
+      listener.removeAllListeners()
+      listener.on('error', () => {})
+      await listener.end().catch(() => {})
+    }
+    if (this.#ownsAgent) await this.#agent.close().catch(() => {})
+  }
+}
