@@ -36,6 +36,10 @@ test(`${dialect}: ${WRITERS} writers, ${READERS} readers polling: every reader s
     const seen: any[] = []
     let polls = 0
     for (;;) {
+      // A poll is a request from the outside: it waits for the event loop's next turn, as a
+      // socket's would (injected requests on the synchronous SQLite driver could otherwise run
+      // back to back within one turn and starve the writers).
+      await new Promise((resolve) => setImmediate(resolve))
       const done = !writing
       const events = await page(admin, seen.at(-1)?.sequence ?? 0)
       polls += 1
@@ -43,8 +47,13 @@ test(`${dialect}: ${WRITERS} writers, ${READERS} readers polling: every reader s
       if (done && events.length === 0) return { seen, polls }
     }
   })
-  await Promise.all(writers)
-  writing = false
+  try {
+    await Promise.all(writers)
+  } finally {
+    // The readers stop even when a writer failed, so the failure is reported rather than a time-out.
+    writing = false
+    await Promise.allSettled(readers)
+  }
   const collected = await Promise.all(readers)
 
   const all: any[] = []
