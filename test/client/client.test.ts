@@ -7,7 +7,8 @@ import { buildTestApp, createAdmin, uniqueEmail } from '../helper.js'
 // HTTP: every operation of the document, called through its generated types. A change to the
 // document that breaks a call here breaks the typecheck or this test.
 
-const { app, url, close } = await buildTestApp()
+// Webhook endpoints on loopback are allowed (one is registered below; nothing is delivered to it).
+const { app, url, close } = await buildTestApp({ WEBHOOK_ALLOW_HOSTS: '127.0.0.1' })
 after(close)
 const base = await url()
 const anonymous = createApiClient(base)
@@ -114,5 +115,31 @@ describe('the typed client, over real HTTP', () => {
     assert.equal((await asAdmin.GET('/v1/orders/{id}', { params: { path: { id: orderId } } })).data?.status, 'PAID')
     const shipped = await asAdmin.PATCH('/v1/orders/{id}', { params: { path: { id: orderId } }, body: { status: 'SHIPPED' } })
     assert.equal(shipped.data?.status, 'SHIPPED')
+  })
+
+  test('events and webhook endpoints', async () => {
+    const feed = await asAdmin.GET('/v1/events', { params: { query: { limit: 100, type: 'order.shipped' } } })
+    assert.equal(feed.response.status, 200)
+    const shipped = feed.data!.at(-1)!
+    // The union narrows on `type`: an order event's data is an Order.
+    if (shipped.type !== 'order.shipped') assert.fail(shipped.type)
+    assert.equal(shipped.data.status, 'SHIPPED')
+    assert.equal(shipped.resource.type, 'order')
+
+    const endpoint = await asAdmin.POST('/v1/webhook-endpoints', { body: { url: 'http://127.0.0.1:9/typed', events: ['order.created'], enabled: false } })
+    assert.equal(endpoint.response.status, 201)
+    assert.match(endpoint.data!.secret, /^whsec_/)
+    const id = String(endpoint.data!.id)
+    const listed = await asAdmin.GET('/v1/webhook-endpoints', { params: { query: { limit: 10 } } })
+    assert.ok(listed.data?.some((e) => String(e.id) === id))
+    const described = await asAdmin.PATCH('/v1/webhook-endpoints/{id}', { params: { path: { id } }, body: { description: 'typed' } })
+    assert.equal(described.data?.description, 'typed')
+    const ping = await asAdmin.POST('/v1/webhook-endpoints/{id}/ping', { params: { path: { id } } })
+    assert.equal(ping.data?.eventType, 'webhook.ping')
+    const log = await asAdmin.GET('/v1/webhook-endpoints/{id}/deliveries', { params: { path: { id } } })
+    assert.equal(log.data?.[0]?.status, 'PENDING')
+    const rotated = await asAdmin.POST('/v1/webhook-endpoints/{id}/rotate-secret', { params: { path: { id } } })
+    assert.notEqual(rotated.data?.secret, endpoint.data!.secret)
+    assert.equal((await asAdmin.DELETE('/v1/webhook-endpoints/{id}', { params: { path: { id } } })).response.status, 204)
   })
 })
