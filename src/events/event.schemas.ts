@@ -9,7 +9,7 @@ import { EVENT_TYPES, PING_TYPE, resourceTypeOf, type EventType, type ResourceTy
 // Every event type as a named schema (components.schemas, and the document's `webhooks`),
 // so a generated client has a type per event and can narrow on `type`.
 
-export const EventId = Type.String({ description: 'The event\'s id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.', examples: ['evt_3q2-7xWm0aZ5vLk8pQnR'] })
+export const EventId = Type.String({ description: 'The event\'s id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.', examples: ['evt_3q2-7xWm0aZ5vLk8pQnRtY'] })
 export const Sequence = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The event\'s place in the feed: strictly increasing in commit order, with no gaps a reader can see.', examples: [1042] })
 
 // The representation a webhook endpoint's disabling carries (defined by the webhooks feature,

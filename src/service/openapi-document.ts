@@ -108,7 +108,7 @@ function requestExamples (doc: Json): void {
 }
 
 const WEBHOOK_HEADERS = [
-  { name: 'webhook-id', description: 'The event\'s id: the same on every attempt and redelivery, so a receiver drops a duplicate.', example: 'evt_3q2-7xWm0aZ5vLk8pQnR' },
+  { name: 'webhook-id', description: 'The event\'s id: the same on every attempt and redelivery, so a receiver drops a duplicate.', example: 'evt_3q2-7xWm0aZ5vLk8pQnRtY' },
   { name: 'webhook-timestamp', description: 'When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).', example: '1795624200' },
   { name: 'webhook-signature', description: 'Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.', example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=' }
 ]

@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { VERSION } from '../service/version.js'
 import { signatures } from './secret.js'
 
@@ -40,6 +40,9 @@ function describe (error: unknown, timeoutMs: number): string {
   if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') {
     return `timed out after ${timeoutMs} ms`
   }
+  // The delivery log is the endpoint owner's to read: it says the target was refused, not which
+  // address the operator's resolver gave.
+  if (e.code === 'WEBHOOK_TARGET_REFUSED' || e.cause?.code === 'WEBHOOK_TARGET_REFUSED') return 'refused: the endpoint\'s address is not a public one'
   const code = e.code ?? e.cause?.code
   const message = e.message ?? e.cause?.message ?? String(error)
   return (code === undefined ? message : `${code}: ${message}`).slice(0, 500)
@@ -51,6 +54,7 @@ export async function attemptDelivery (target: AttemptTarget, messageId: string,
   const elapsed = (): number => Math.round(performance.now() - started)
   const timeout = AbortSignal.timeout(options.timeoutMs)
   try {
+    const { request } = await import('undici')
     const response = await request(target.url, {
       method: 'POST',
       dispatcher: options.dispatcher,

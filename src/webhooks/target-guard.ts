@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, promises as dns } from 'node:dns'
 import { isIP, isIPv4, isIPv6, type LookupFunction } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { Agent, buildConnector } from 'undici'
+import type { Agent, buildConnector } from 'undici'
 
 // A webhook endpoint is a URL a user chose, and the service sends requests to it from inside the
 // operator's network: without this guard it is a way to probe that network, or reach the cloud
@@ -234,7 +234,9 @@ export async function checkTarget (raw: string, policy: TargetPolicy): Promise<T
   // Any one, not all: a delivery may connect to whichever address comes first.
   for (const { address } of addresses) {
     const reason = nonPublic(address, allow)
-    if (reason !== undefined) return `resolves to ${reason} (${address})`
+    // The address itself is not told: the name is the user's, but what the operator's resolver
+    // answers for it (an internal name's address) is not theirs to learn.
+    if (reason !== undefined) return `resolves to ${reason}`
   }
   return undefined
 }
@@ -296,7 +298,9 @@ function guardedLookup (allow: AllowList): LookupFunction {
  * connections are reused. Redirects are not followed (undici's default): a redirect is answered
  * to the delivery as the response it is, so a public receiver cannot point it inward.
  */
-export function deliveryAgent (policy: TargetPolicy, options: { connectTimeoutMs?: number } = {}): Agent {
+export async function deliveryAgent (policy: TargetPolicy, options: { connectTimeoutMs?: number } = {}): Promise<Agent> {
+  // undici is loaded with the first delivery: an instance that sends none keeps its memory (about 9 MiB).
+  const { Agent, buildConnector } = await import('undici')
   const allow = allowList(policy.allowHosts)
   const timeout = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS
   const trusted = buildConnector({ timeout })

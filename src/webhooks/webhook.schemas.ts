@@ -101,7 +101,7 @@ export const WebhookDelivery = named('WebhookDelivery', Type.Object({
   completedAt: Type.Union([Timestamp, Type.Null()])
 }, {
   description: 'One event sent to one endpoint, with its attempts.',
-  examples: [{ id: 17, endpointId: 5, eventId: 'evt_3q2-7xWm0aZ5vLk8pQnR', eventType: 'order.created', status: 'SUCCEEDED', attempts: 1, nextAttemptAt: null, lastAttemptAt: '2026-11-21T16:30:00.120Z', lastResponseStatus: 200, lastError: null, lastDurationMs: 48, createdAt: '2026-11-21T16:30:00.100Z', completedAt: '2026-11-21T16:30:00.168Z' }]
+  examples: [{ id: 17, endpointId: 5, eventId: 'evt_3q2-7xWm0aZ5vLk8pQnRtY', eventType: 'order.created', status: 'SUCCEEDED', attempts: 1, nextAttemptAt: null, lastAttemptAt: '2026-11-21T16:30:00.120Z', lastResponseStatus: 200, lastError: null, lastDurationMs: 48, createdAt: '2026-11-21T16:30:00.100Z', completedAt: '2026-11-21T16:30:00.168Z' }]
 }))
 export type WebhookDeliveryType = Static<typeof WebhookDelivery>
 

@@ -56,7 +56,7 @@ describe('GET /v1/events: what each change records', () => {
     events.forEach((e, i) => { assert.equal(e.sequence, from + i + 1) })
     assert.ok(postCreated.resource.version < postUpdated.resource.version && postUpdated.resource.version < postDeleted.resource.version)
     for (const e of events) {
-      assert.match(e.id, /^evt_[A-Za-z0-9_-]{20}$/)
+      assert.match(e.id, /^evt_[A-Za-z0-9_-]{22}$/)
       assert.ok(!Number.isNaN(Date.parse(e.occurredAt)))
       assert.deepEqual(Object.keys(e).sort(), e.type.endsWith('.deleted') ? ['id', 'occurredAt', 'resource', 'sequence', 'type'] : ['data', 'id', 'occurredAt', 'resource', 'sequence', 'type'])
     }

@@ -120,7 +120,7 @@ describe('parseAllowHosts', () => {
 
 describe('checkTarget', () => {
   test('refuses a name that resolves to loopback, unless it is allowed', async () => {
-    assert.match(await checkTarget('https://localhost/hooks', none) ?? '', /^resolves to a loopback address \((127\.0\.0\.1|::1)\)$/)
+    assert.match(await checkTarget('https://localhost/hooks', none) ?? '', /^resolves to a loopback address$/)
     assert.equal(await checkTarget('https://localhost/hooks', { allowHosts: ['localhost'] }), undefined)
     assert.equal(await checkTarget('http://localhost/hooks', { allowHosts: ['localhost'] }), undefined)
   })
@@ -179,7 +179,7 @@ describe('deliveryAgent', () => {
   }
 
   async function assertRefused (url: string, policy: TargetPolicy, address: RegExp) {
-    const agent = deliveryAgent(policy)
+    const agent = await deliveryAgent(policy)
     try {
       const error = await request(url, { method: 'POST', body: '{}', dispatcher: agent }).then(
         () => assert.fail(`${url} was delivered to`),
@@ -225,7 +225,7 @@ describe('deliveryAgent', () => {
     try {
       await assertRefused(`http://localhost:${target.port}/hooks`, none, /resolved from localhost/)
       assert.equal(target.connections, 0)
-      const agent = deliveryAgent({ allowHosts: ['127.0.0.1', '::1'] })
+      const agent = await deliveryAgent({ allowHosts: ['127.0.0.1', '::1'] })
       try {
         const response = await request(`http://localhost:${target.port}/hooks`, { dispatcher: agent })
         assert.equal(await response.body.text(), 'received')
@@ -242,7 +242,7 @@ describe('deliveryAgent', () => {
     const target = await receiver()
     try {
       for (const allowHosts of [['127.0.0.1'], ['127.0.0.0/8'], ['127.0.0.1', '::1']]) {
-        const agent = deliveryAgent({ allowHosts })
+        const agent = await deliveryAgent({ allowHosts })
         try {
           const url = allowHosts.length === 1 ? `http://127.0.0.1:${target.port}/hooks` : `http://localhost:${target.port}/hooks`
           const response = await request(url, { method: 'POST', body: '{}', dispatcher: agent })
@@ -260,7 +260,7 @@ describe('deliveryAgent', () => {
 
   test('delivers to a host name the allow-list names, wherever it resolves', async () => {
     const target = await receiver()
-    const agent = deliveryAgent({ allowHosts: ['localhost'] })
+    const agent = await deliveryAgent({ allowHosts: ['localhost'] })
     try {
       const response = await request(`http://localhost:${target.port}/hooks`, { method: 'POST', body: '{}', dispatcher: agent })
       assert.equal(response.statusCode, 200)
@@ -278,7 +278,7 @@ describe('deliveryAgent', () => {
     })
     redirector.listen(0, '127.0.0.2')
     await once(redirector, 'listening')
-    const agent = deliveryAgent({ allowHosts: ['127.0.0.2'] })
+    const agent = await deliveryAgent({ allowHosts: ['127.0.0.2'] })
     try {
       const port = (redirector.address() as AddressInfo).port
       const response = await request(`http://127.0.0.2:${port}/hooks`, { method: 'POST', body: '{}', dispatcher: agent })
