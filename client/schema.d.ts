@@ -1503,8 +1503,8 @@ export interface components {
         /** @description An account was created. Seen by the user and administrators. */
         UserCreatedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1535,8 +1535,8 @@ export interface components {
         /** @description An account's e-mail address or name changed. Seen by the user and administrators. */
         UserUpdatedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1567,8 +1567,8 @@ export interface components {
         /** @description An account was deleted, with its sessions, posts and orders (each post also has its post.deleted). Seen by the user and administrators. */
         UserDeletedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1598,8 +1598,8 @@ export interface components {
         /** @description A post was created. Seen by every user. */
         PostCreatedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1630,8 +1630,8 @@ export interface components {
         /** @description A post's title or content changed (views do not make events). Seen by every user. */
         PostUpdatedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1662,8 +1662,8 @@ export interface components {
         /** @description A post was deleted, by its author or with the author's account. Seen by every user. */
         PostDeletedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1693,8 +1693,8 @@ export interface components {
         /** @description A product was created. Seen by every user. */
         ProductCreatedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1725,8 +1725,8 @@ export interface components {
         /** @description A product changed: by an administrator, or its stock by an order placed or canceled. Seen by every user. */
         ProductUpdatedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1757,8 +1757,8 @@ export interface components {
         /** @description An order was placed (PAID). Seen by the ordering user and administrators. */
         OrderCreatedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1789,8 +1789,8 @@ export interface components {
         /** @description An order was canceled; its units went back to stock. Seen by the ordering user and administrators. */
         OrderCanceledEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1821,8 +1821,8 @@ export interface components {
         /** @description An order was shipped. Seen by the ordering user and administrators. */
         OrderShippedEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1853,8 +1853,8 @@ export interface components {
         /** @description A webhook endpoint was disabled by the service: it answered 410 Gone, or every delivery failed for too long. Seen by the endpoint's owner and administrators. */
         WebhookEndpointDisabledEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /**
@@ -1887,8 +1887,8 @@ export interface components {
         /** @description A test delivery asked for with POST /v1/webhook-endpoints/{id}/ping; never in the feed. */
         WebhookPingEvent: {
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             id: string;
             /** @enum {string} */
@@ -2092,7 +2092,7 @@ export interface components {
          * @example {
          *       "id": 17,
          *       "endpointId": 5,
-         *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+         *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnRtY",
          *       "eventType": "order.created",
          *       "status": "SUCCEEDED",
          *       "attempts": 1,
@@ -2117,8 +2117,8 @@ export interface components {
              */
             endpointId: number;
             /**
-             * @description The event's id (`evt_` and 20 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
-             * @example evt_3q2-7xWm0aZ5vLk8pQnR
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
              */
             eventId: string;
             /** @enum {string} */
@@ -5107,7 +5107,7 @@ export interface operations {
                      * @example {
                      *       "id": 17,
                      *       "endpointId": 5,
-                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnRtY",
                      *       "eventType": "order.created",
                      *       "status": "SUCCEEDED",
                      *       "attempts": 1,
@@ -5168,7 +5168,7 @@ export interface operations {
                      *       {
                      *         "id": 17,
                      *         "endpointId": 5,
-                     *         "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *         "eventId": "evt_3q2-7xWm0aZ5vLk8pQnRtY",
                      *         "eventType": "order.created",
                      *         "status": "SUCCEEDED",
                      *         "attempts": 1,
@@ -5226,7 +5226,7 @@ export interface operations {
                      * @example {
                      *       "id": 17,
                      *       "endpointId": 5,
-                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnRtY",
                      *       "eventType": "order.created",
                      *       "status": "SUCCEEDED",
                      *       "attempts": 1,
@@ -5284,7 +5284,7 @@ export interface operations {
                      * @example {
                      *       "id": 17,
                      *       "endpointId": 5,
-                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnR",
+                     *       "eventId": "evt_3q2-7xWm0aZ5vLk8pQnRtY",
                      *       "eventType": "order.created",
                      *       "status": "SUCCEEDED",
                      *       "attempts": 1,
@@ -5316,7 +5316,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5354,7 +5354,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5392,7 +5392,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5430,7 +5430,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5468,7 +5468,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5506,7 +5506,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5544,7 +5544,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5582,7 +5582,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5620,7 +5620,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5658,7 +5658,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5696,7 +5696,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5734,7 +5734,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
@@ -5772,7 +5772,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
-                 * @example evt_3q2-7xWm0aZ5vLk8pQnR
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
                  */
                 "webhook-id": string;
                 /**
