@@ -51,28 +51,22 @@ function isSqlite (executor: Executor): boolean {
 
 type Values = [eventId: string, type: string, occurredAt: string, resourceType: string, resourceId: bigint, audience: bigint | null, data: string | null]
 
-const insertNumbered = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
-  db.insertInto('events').values({
-    event_id: eventId,
-    sequence: sql<bigint>`(select coalesce(max(sequence), (select pruned_through from event_log where id = 1)) + 1 from events)`,
-    type,
-    occurred_at: occurredAt,
-    resource_type: resourceType,
-    resource_id: resourceId,
-    audience,
-    data
-  }))
-
-const insertUnnumbered = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
-  db.insertInto('events').values({
-    event_id: eventId,
-    type,
-    occurred_at: occurredAt,
-    resource_type: resourceType,
-    resource_id: resourceId,
-    audience,
-    data
-  }))
+/** The insert of an event, its number taken at the insert (SQLite) or left for the sequencer (PostgreSQL). */
+function insertEvent (numbered: boolean) {
+  return precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
+    db.insertInto('events').values({
+      event_id: eventId,
+      ...(numbered ? { sequence: sql<bigint>`(select coalesce(max(sequence), (select pruned_through from event_log where id = 1)) + 1 from events)` } : {}),
+      type,
+      occurred_at: occurredAt,
+      resource_type: resourceType,
+      resource_id: resourceId,
+      audience,
+      data
+    }))
+}
+const insertNumbered = insertEvent(true)
+const insertUnnumbered = insertEvent(false)
 
 /** Records an event inside the transaction of its change (an executor that is not a transaction is refused). */
 export async function recordEvent (trx: Executor, event: NewEvent, now = nowIso()): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Executor } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
@@ -18,7 +18,7 @@ import { authenticate, currentUser, isAdmin } from '../sessions/authentication.j
 import { newSecret } from './secret.js'
 import { checkTarget } from './target-guard.js'
 import { toDelivery, toEndpoint } from './webhook.representation.js'
-import { deleteEndpoint, findDelivery, findEndpoint, insertDeliveries, insertEndpoint, listDeliveries, listEndpoints, lockEndpoint, updateEndpoint } from './webhook.repository.js'
+import { deleteEndpoint, findDelivery, findEndpoint, insertDeliveries, insertEndpoint, listDeliveries, listEndpoints, lockEndpoint, updateEndpoint, type NewDelivery } from './webhook.repository.js'
 import { ALL_EVENTS, DeliveryParams, WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookEndpointWithSecret, WRITABLE_MEMBERS } from './webhook.schemas.js'
 import type { WebhookEndpointRow } from './webhook.table.js'
 
@@ -47,6 +47,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   async function checkUrl (url: string): Promise<void> {
     const refusal = await checkTarget(url, policy)
     if (refusal !== undefined) throw validationError([{ field: 'url', message: refusal }])
+  }
+
+  /** Queues one delivery (a ping, a redelivery), wakes the dispatcher and answers 202 with it. */
+  async function queue (reply: FastifyReply, delivery: NewDelivery): Promise<FastifyReply> {
+    const [row] = await insertDeliveries(db, [delivery])
+    eventsCommitted(db)
+    return await reply.code(202).header('location', `/v1/webhook-endpoints/${row!.endpoint_id}/deliveries/${row!.id}`).send(toDelivery(row!))
   }
 
   const guardOf = (request: FastifyRequest, id: bigint) => ({
@@ -222,9 +229,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const now = nowIso()
     const eventId = newEventId()
     const payload = representationJson({ id: eventId, type: PING_TYPE, occurredAt: now, resource: { type: 'webhook_endpoint', id: endpoint.id } })
-    const [delivery] = await insertDeliveries(db, [{ endpointId: endpoint.id, eventId, eventType: PING_TYPE, payload, now }])
-    eventsCommitted(db)
-    return await reply.code(202).header('location', `/v1/webhook-endpoints/${endpoint.id}/deliveries/${delivery!.id}`).send(toDelivery(delivery!))
+    return await queue(reply, { endpointId: endpoint.id, eventId, eventType: PING_TYPE, payload, now })
   })
 
   app.get('/webhook-endpoints/:id/deliveries', {
@@ -287,9 +292,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const endpoint = requireVisible(request, await findEndpoint(db, BigInt(request.params.id)))
     const original = await findDelivery(db, endpoint.id, BigInt(request.params.deliveryId))
     if (original === undefined) throw new ApiError('WEBHOOK_DELIVERY_NOT_FOUND')
-    const [delivery] = await insertDeliveries(db, [{ endpointId: endpoint.id, eventId: original.event_id, eventType: original.event_type, payload: original.payload, now: nowIso() }])
-    eventsCommitted(db)
-    return await reply.code(202).header('location', `/v1/webhook-endpoints/${endpoint.id}/deliveries/${delivery!.id}`).send(toDelivery(delivery!))
+    return await queue(reply, { endpointId: endpoint.id, eventId: original.event_id, eventType: original.event_type, payload: original.payload, now: nowIso() })
   })
 }
 
