@@ -2,6 +2,7 @@ import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
+import type { RowWrite } from '../events/recorded-write.js'
 import type { OrderRow, OrderStatus } from './order.table.js'
 
 export interface NewOrder {
@@ -22,9 +23,9 @@ const insertOrderQuery = precompiled((db: Executor, userId: bigint, productId: b
     .values({ user_id: userId, product_id: productId, quantity, total_price: totalPrice, status, created_at: now, updated_at: now })
     .returning(ORDER_COLUMNS))
 
-export async function insertOrder (db: Executor, order: NewOrder): Promise<OrderRow> {
-  const query = insertOrderQuery(db, order.userId, order.productId, order.quantity, order.totalPrice, order.status, order.now)
-  return (await execute(db, query)).rows[0]!
+/** The insert of an order (run with its events by writeWithEvents). */
+export function insertOrder (db: Executor, order: NewOrder): RowWrite<OrderRow> {
+  return { query: insertOrderQuery(db, order.userId, order.productId, order.quantity, order.totalPrice, order.status, order.now), columns: ORDER_COLUMNS }
 }
 
 export async function findOrderById (db: Executor, id: bigint): Promise<OrderRow | undefined> {

@@ -5,7 +5,8 @@ import { ApiError } from '../http/errors.js'
 import { lockProduct, returnStock, takeStock } from '../products/product.repository.js'
 import { recordEvent } from '../events/event.repository.js'
 import { toProduct } from '../products/product.representation.js'
-import { insertOrder, updateOrderStatus } from './order.repository.js'
+import { writeWithEvents } from '../events/recorded-write.js'
+import { insertOrder, updateOrderStatus, type NewOrder } from './order.repository.js'
 import { toOrder } from './order.representation.js'
 import { checkTransition, INITIAL_STATUS, type TargetStatus } from './order.state.js'
 import type { OrderRow } from './order.table.js'
@@ -26,11 +27,12 @@ export async function placeOrder (trx: Executor, dialect: DialectName, userId: b
   // The conditional update is the guarantee (the row lock on PostgreSQL and SQLite's write lock
   // make the read above current, but the statement itself refuses to oversell).
   if (product.stock < units || !await takeStock(trx, productId, units, now)) throw new ApiError('NOT_ENOUGH_STOCK')
-  const order = await insertOrder(trx, { userId, productId, quantity: units, totalPrice: product.price * units, status: INITIAL_STATUS, now })
-  await recordEvent(trx, { type: 'order.created', resourceId: order.id, audience: userId, data: toOrder(order) }, now)
+  const order: NewOrder = { userId, productId, quantity: units, totalPrice: product.price * units, status: INITIAL_STATUS, now }
+  const placed = (id: bigint): OrderRow => ({ id, user_id: userId, product_id: productId, quantity: units, total_price: order.totalPrice, status: order.status, created_at: now, updated_at: now })
   // The product's stock is part of its representation, so a mirror of the catalogue learns it.
-  await recordEvent(trx, { type: 'product.updated', resourceId: productId, data: toProduct({ ...product, stock: product.stock - units, updated_at: now }) }, now)
-  return order
+  const restocked = { type: 'product.updated', resourceId: productId, data: toProduct({ ...product, stock: product.stock - units, updated_at: now }) } as const
+  const row = await writeWithEvents(trx, insertOrder(trx, order), { type: 'order.created', audience: userId, data: (id) => toOrder(placed(id)) }, [restocked], now)
+  return row!
 }
 
 /**

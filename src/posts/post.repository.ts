@@ -2,6 +2,7 @@ import { execute, precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
+import type { RowWrite } from '../events/recorded-write.js'
 import type { PostRow } from './post.table.js'
 
 // Every read returns the row with its author's name, which is what the representation (and so
@@ -13,6 +14,7 @@ export type PostWithAuthor = PostRow & { author_name: string }
 // The columns, named rather than `*`: the hot queries run as prepared statements
 // (db/statement-names.ts).
 const POST_COLUMNS = ['posts.id', 'posts.author_id', 'posts.title', 'posts.content', 'posts.views', 'posts.created_at', 'posts.updated_at'] as const
+const POST_ROW_COLUMNS = POST_COLUMNS.map((column) => column.slice('posts.'.length))
 
 function selectPosts (db: Executor) {
   return db.selectFrom('posts').select((eb) => [
@@ -81,8 +83,9 @@ export async function listPosts (db: Executor, { before, take, authorId }: PostP
 const insertPostQuery = precompiled((db: Executor, authorId: bigint, title: string, content: string, now: string) =>
   db.insertInto('posts').values({ author_id: authorId, title, content, created_at: now, updated_at: now }).returning(POST_COLUMNS))
 
-export async function insertPost (db: Executor, post: { authorId: bigint, title: string, content: string, now: string }): Promise<PostRow> {
-  return (await execute(db, insertPostQuery(db, post.authorId, post.title, post.content, post.now))).rows[0]!
+/** The insert of a post (run with its event by writeWithEvents); a new post has no views. */
+export function insertPost (db: Executor, post: { authorId: bigint, title: string, content: string, now: string }): RowWrite<PostRow> {
+  return { query: insertPostQuery(db, post.authorId, post.title, post.content, post.now), columns: POST_ROW_COLUMNS }
 }
 
 // A member left out (sent as NULL) keeps its value: one statement for every PUT and PATCH,
@@ -97,8 +100,9 @@ const updatePostQuery = precompiled((db: Executor, id: bigint, title: string | n
     .where('id', '=', id)
     .returning(POST_COLUMNS))
 
-export async function updatePost (db: Executor, id: bigint, changes: { title?: string, content?: string, now: string }): Promise<PostRow> {
-  return (await execute(db, updatePostQuery(db, id, changes.title ?? null, changes.content ?? null, changes.now))).rows[0]!
+/** The update of a post's title and content (run with its event by writeWithEvents). */
+export function updatePost (db: Executor, id: bigint, changes: { title?: string, content?: string, now: string }): RowWrite<PostRow> {
+  return { query: updatePostQuery(db, id, changes.title ?? null, changes.content ?? null, changes.now), columns: POST_ROW_COLUMNS }
 }
 
 export async function deletePost (db: Executor, id: bigint): Promise<void> {

@@ -8,8 +8,8 @@ import { authenticate, currentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
-import { inTransaction } from '../db/transaction.js'
 import { recordEvent } from '../events/event.repository.js'
+import { writeWithEvents } from '../events/recorded-write.js'
 import { finishPage, pageRequest } from '../http/paging.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
@@ -41,9 +41,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
       write: async (trx, current) => {
-        const post = { ...await updatePost(trx, id, { ...changes, now: nowIso() }), author_name: current.author_name }
-        await recordEvent(trx, { type: 'post.updated', resourceId: id, data: toPost(post) })
-        return post
+        const now = nowIso()
+        // Under the row's lock nothing else changes it: the post after the update is known before it.
+        const updated: PostWithAuthor = { ...current, title: changes.title ?? current.title, content: changes.content ?? current.content, updated_at: now }
+        const row = await writeWithEvents(trx, updatePost(trx, id, { ...changes, now }), { type: 'post.updated', data: (id) => toPost({ ...updated, id }) })
+        return { ...row!, author_name: current.author_name }
       }
     })
   }
@@ -102,14 +104,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const user = currentUser(request)
-    const post = await inTransaction(db, async (trx) => {
-      const row = await insertPost(trx, { authorId: user.id, title: request.body.title, content: request.body.content, now: nowIso() })
-      // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
-      const created = toPost({ ...row, author_name: user.name })
-      await recordEvent(trx, { type: 'post.created', resourceId: created.id, data: created })
-      return created
-    })
-    return await sendWithTag(reply.code(201).header('location', `/v1/posts/${post.id}`), Post, post)
+    const { title, content } = request.body
+    const now = nowIso()
+    // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
+    const post = (id: bigint): PostWithAuthor => ({ id, author_id: user.id, title, content, views: 0n, created_at: now, updated_at: now, author_name: user.name })
+    const row = await writeWithEvents(db, insertPost(db, { authorId: user.id, title, content, now }), { type: 'post.created', data: (id) => toPost(post(id)) })
+    const created = toPost({ ...row!, author_name: user.name })
+    return await sendWithTag(reply.code(201).header('location', `/v1/posts/${created.id}`), Post, created)
   })
 
   app.put('/posts/:id', {

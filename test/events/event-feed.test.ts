@@ -62,6 +62,28 @@ describe('GET /v1/events: what each change records', () => {
     }
   })
 
+  test('an event carries the very bytes the write answered, whatever the text holds', async () => {
+    const from = await last(admin)
+    const user = await createUser(app, { name: 'Zoë "Z" \\ Ŭ' })
+    const title = 'Quotes " and \\ back, </script>, é, 🙂, a\nnew line and a \u2028'
+    const created = await app.inject({ method: 'POST', url: '/v1/posts', headers: user.auth, payload: { title, content: 'C\t"x"' } })
+    const id = created.json().id
+    const replaced = await app.inject({ method: 'PUT', url: `/v1/posts/${id}`, headers: user.auth, payload: { title: 'P', content: '¿' + title } })
+    const patched = await app.inject({ method: 'PATCH', url: `/v1/posts/${id}`, headers: user.auth, payload: { content: 'only "this"' } })
+    const product = await createProduct(app, admin, { stock: 5 })
+    const ordered = await app.inject({ method: 'POST', url: '/v1/orders', headers: user.auth, payload: { productId: product.id, quantity: 2 } })
+    const res = await app.inject({ method: 'GET', url: `/v1/events?limit=100&after=${from}`, headers: admin.auth })
+    const events = res.json() as any[]
+    assert.deepEqual(events.map((e) => e.type), ['user.created', 'post.created', 'post.updated', 'post.updated', 'product.created', 'order.created', 'product.updated'])
+    for (const written of [created, replaced, patched, ordered]) {
+      assert.ok(written.statusCode < 300, written.body)
+      assert.ok(res.body.includes(`"data":${written.body}}`), `the feed holds ${written.body}`)
+    }
+    assert.equal(events[6].data.stock, 3)
+    assert.deepEqual(events.map((e) => e.resource.id), [user.id, id, id, id, product.id, ordered.json().id, product.id])
+    assert.equal(events[5].resource.type, 'order')
+  })
+
   test('a change that is refused leaves no event', async () => {
     const from = await last(admin)
     const user = await createUser(app)

@@ -7,8 +7,9 @@ import { limitIds } from './004-ids-within-json-range.js'
 //
 // An event row is written in the transaction of the change it describes. Its `sequence` (the
 // feed's order) is given at commit time: on SQLite at the insert itself, since writers take the
-// database's write lock in turn; on PostgreSQL by the sequencer (events/sequencer.ts), which
-// numbers committed events one batch at a time, so no reader can see number N+1 before N.
+// database's write lock in turn; on PostgreSQL by the sequencer (numberEvents in
+// events/event.repository.ts), which numbers committed events one batch at a time, so no
+// reader can see number N+1 before N.
 // `audience` is who may read the event besides administrators: NULL for everyone, else the
 // id of the one user (no foreign key: a deleted user's events stay in the feed for admins).
 export function eventsAndWebhooks (dialect: DialectName): Migration {

@@ -1,0 +1,98 @@
+import type { CompiledQuery } from 'kysely'
+import { execute } from '../db/compiled.js'
+import { sqliteConnectionOf } from '../db/database.js'
+import type { Db, Executor } from '../db/schema.js'
+import { nameStatement } from '../db/statement-names.js'
+import { afterCommit, handleOf, inTransaction } from '../db/transaction.js'
+import { nowIso } from '../db/types.js'
+import { eventsCommitted } from './committed.js'
+import { newEventId, recordEvent, representationJson, type NewEvent } from './event.repository.js'
+import { resourceTypeOf, type EventType } from './event.types.js'
+
+// A write of one row and the events it causes, atomically, in as few round trips as the
+// database allows. On SQLite the statements run in-process one after the other (a round trip
+// costs nothing there). On PostgreSQL every statement is a round trip, and the hot writes
+// were bound by them: a post created in one autocommitted INSERT took four once its event was
+// recorded (BEGIN, INSERT, INSERT, COMMIT). There the write and its events go as one statement,
+// a data-modifying WITH, atomic as any single statement is:
+//
+//   with written as (<the write, RETURNING its columns>),
+//        recorded as (insert into events (...) select ..., written.id, ... from written
+//                     union all select <another event's values>)
+//   select <the columns> from written
+//
+// The event about the written row takes the row's id from the statement itself (a new row's
+// id is not known before), its representation spliced around it: the representation is built
+// here with id 0, and the text after `{"id":0` is sent as a parameter. Everything else in it is
+// known before the write (the values written, the row read under its lock), so the event
+// carries exactly what the route answers. When the write changes no row, no event is written.
+
+/** A statement that writes (at most) one row and returns these columns of it. */
+export interface RowWrite<R> {
+  query: CompiledQuery<R>
+  columns: readonly string[]
+}
+
+/** The event about the row written. */
+export interface RowEvent {
+  type: EventType
+  /** The one user who may read it besides administrators; undefined: every user. */
+  audience?: bigint
+  /** The resource's representation after the write, given the row's id; its first member must be `id`. */
+  data: (id: bigint) => unknown
+}
+
+const EVENT_COLUMNS = 'event_id, type, occurred_at, resource_type, resource_id, audience, data'
+const ID_PREFIX = '{"id":0'
+
+/**
+ * Runs `write` and records `event` (about the row written) and `others`, in the executor's
+ * transaction, or as one atomic unit when the executor is not a transaction. Returns the row,
+ * or undefined when the write changed none (and then records nothing).
+ */
+export async function writeWithEvents<R extends { id: bigint }> (executor: Executor, write: RowWrite<R>, event: RowEvent, others: NewEvent[] = [], now = nowIso()): Promise<R | undefined> {
+  const handle = handleOf(executor)
+  if (handle === undefined) throw new Error('writeWithEvents: the executor is not traced to a database handle')
+  if (sqliteConnectionOf(handle) !== undefined) {
+    const run = async (trx: Executor): Promise<R | undefined> => {
+      const row = (await execute(trx, write.query)).rows[0]
+      if (row === undefined) return undefined
+      await recordEvent(trx, { type: event.type, resourceId: row.id, audience: event.audience, data: event.data(row.id) }, now)
+      for (const other of others) await recordEvent(trx, other, now)
+      return row
+    }
+    return executor.isTransaction ? await run(executor) : await inTransaction(handle, run)
+  }
+
+  const template = representationJson(event.data(0n))
+  if (!template.startsWith(ID_PREFIX) || !/^[,}]/.test(template.slice(ID_PREFIX.length))) throw new Error(`writeWithEvents: the representation must begin with its id: ${template.slice(0, 40)}`)
+  const parameters: unknown[] = [...write.query.parameters,
+    newEventId(), event.type, now, resourceTypeOf(event.type), event.audience ?? null, template.slice(ID_PREFIX.length)]
+  for (const other of others) {
+    parameters.push(newEventId(), other.type, now, resourceTypeOf(other.type), other.resourceId, other.audience ?? null,
+      other.data === undefined ? null : representationJson(other.data))
+  }
+  const query: CompiledQuery<R> = { ...write.query, sql: combinedSql(write, others.length), parameters }
+  const row = (await execute(executor, query)).rows[0]
+  if (row !== undefined) afterCommit(executor, () => { eventsCommitted(handle as Db) })
+  return row
+}
+
+const combined = new Map<string, string>()
+
+/** The statement's text for a write and a number of other events: one per shape, run as a named prepared statement. */
+function combinedSql (write: RowWrite<unknown>, others: number): string {
+  const key = `${others}\n${write.query.sql}`
+  let text = combined.get(key)
+  if (text === undefined) {
+    let next = write.query.parameters.length
+    const p = (cast: string): string => `$${++next}::${cast}`
+    const selects = [`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, written.id, ${p('bigint')}, '{"id":' || written.id::text || ${p('text')} from written`]
+    for (let i = 0; i < others; i++) selects.push(`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}, ${p('text')}`)
+    const columns = write.columns.map((c) => `"${c}"`).join(', ')
+    text = `with written as (${write.query.sql}), recorded as (insert into events (${EVENT_COLUMNS}) ${selects.join(' union all ')}) select ${columns} from written`
+    combined.set(key, text)
+    nameStatement(text)
+  }
+  return text
+}
