@@ -169,6 +169,13 @@ export async function pruneEvents (db: Db, retentionMs: number, now = Date.now()
   })
 }
 
+/** Moves the fan-out mark to the last numbered event (found on the sequence index, no event read). */
+export async function advanceFanOut (trx: Executor, from: bigint): Promise<void> {
+  const last = await trx.selectFrom('events').select((eb) => eb.fn.max('sequence').as('through')).where('sequence', '>', from).executeTakeFirst()
+  if (last?.through === null || last?.through === undefined) return
+  await trx.updateTable('event_log').set({ fanned_out_through: last.through }).where('id', '=', 1).execute()
+}
+
 /** The event log row, locked for the rest of the transaction (one fan-out or pruning at a time). */
 export async function lockEventLog (trx: Executor): Promise<EventLog> {
   if (!isSqlite(trx)) await sql`select 1 from event_log where id = 1 for update`.execute(trx)

@@ -8,7 +8,7 @@ import { inTransaction } from '../db/transaction.js'
 import { nowIso } from '../db/types.js'
 import { onEventsCommitted } from '../events/committed.js'
 import { eventJson } from '../events/event.json.js'
-import { eventsAfter, lockEventLog, numberEvents, pruneEvents, readEventLog, recordEvent } from '../events/event.repository.js'
+import { advanceFanOut, eventsAfter, lockEventLog, numberEvents, pruneEvents, readEventLog, recordEvent } from '../events/event.repository.js'
 import type { EventRow } from '../events/event.table.js'
 import { attemptDelivery, type AttemptResult } from './delivery-attempt.js'
 import { claimDeliveries, type ClaimedDelivery } from './delivery-claims.js'
@@ -152,11 +152,17 @@ export class WebhookDispatcher {
       if (next.length === 0) return total
       const { made, full } = await inTransaction(this.#db, async (trx) => {
         const locked = await lockEventLog(trx)
-        const events = await eventsAfter(trx, locked.fannedOutThrough, FAN_OUT_BATCH)
-        if (events.length === 0) return { made: 0, full: false }
         const endpoints: Endpoint[] = (await enabledEndpoints(trx)).map((row) => ({
           row, types: new Set(JSON.parse(row.event_types) as string[]), admin: row.role === 'ADMIN'
         }))
+        if (endpoints.length === 0) {
+          // Nobody to deliver to: the mark moves past every numbered event without reading them
+          // (an endpoint receives the events that come after it, not the ones before).
+          await advanceFanOut(trx, locked.fannedOutThrough)
+          return { made: 0, full: false }
+        }
+        const events = await eventsAfter(trx, locked.fannedOutThrough, FAN_OUT_BATCH)
+        if (events.length === 0) return { made: 0, full: false }
         const now = nowIso()
         const deliveries: NewDelivery[] = []
         for (const event of events) {
