@@ -6,6 +6,7 @@ import { shop } from './migrations/003-shop.js'
 import { idsWithinJsonRange } from './migrations/004-ids-within-json-range.js'
 import { loginAndSignupLimits } from './migrations/005-login-and-signup-limits.js'
 import { eventsAndWebhooks } from './migrations/006-events-and-webhooks.js'
+import { eventIndexesWhenNumbered } from './migrations/007-event-indexes-when-numbered.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -16,7 +17,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '003-shop': shop(dialect),
     '004-ids-within-json-range': idsWithinJsonRange(dialect),
     '005-login-and-signup-limits': loginAndSignupLimits(dialect),
-    '006-events-and-webhooks': eventsAndWebhooks(dialect)
+    '006-events-and-webhooks': eventsAndWebhooks(dialect),
+    '007-event-indexes-when-numbered': eventIndexesWhenNumbered(dialect)
   }
 }
 
