@@ -169,6 +169,14 @@ export async function pruneEvents (db: Db, retentionMs: number, now = Date.now()
   })
 }
 
+/** Whether a numbered event lies past the fan-out mark (one indexed look, no event read). */
+export async function eventsToFanOut (executor: Executor): Promise<boolean> {
+  const next = await executor.selectFrom('events').select('sequence')
+    .where('sequence', '>', (eb) => eb.selectFrom('event_log').select('fanned_out_through').where('id', '=', 1))
+    .limit(1).execute()
+  return next.length > 0
+}
+
 /** Moves the fan-out mark to the last numbered event (found on the sequence index, no event read). */
 export async function advanceFanOut (trx: Executor, from: bigint): Promise<void> {
   const last = await trx.selectFrom('events').select((eb) => eb.fn.max('sequence').as('through')).where('sequence', '>', from).executeTakeFirst()

@@ -8,13 +8,13 @@ import { inTransaction } from '../db/transaction.js'
 import { nowIso } from '../db/types.js'
 import { onEventsCommitted } from '../events/committed.js'
 import { eventJson } from '../events/event.json.js'
-import { advanceFanOut, eventsAfter, lockEventLog, numberEvents, pruneEvents, readEventLog, recordEvent } from '../events/event.repository.js'
+import { advanceFanOut, eventsAfter, eventsToFanOut, lockEventLog, numberEvents, pruneEvents, recordEvent } from '../events/event.repository.js'
 import type { EventRow } from '../events/event.table.js'
 import { attemptDelivery, type AttemptResult } from './delivery-attempt.js'
 import { claimDeliveries, type ClaimedDelivery } from './delivery-claims.js'
 import { deliveryAgent } from './target-guard.js'
 import { toEndpoint } from './webhook.representation.js'
-import { enabledEndpoints, insertDeliveries, lockEndpoint, updateDelivery, updateEndpoint, type NewDelivery } from './webhook.repository.js'
+import { enabledEndpoints, findEndpoint, insertDeliveries, lockEndpoint, updateDelivery, updateEndpoint, type NewDelivery } from './webhook.repository.js'
 import { ALL_EVENTS } from './webhook.schemas.js'
 import type { WebhookEndpointRow } from './webhook.table.js'
 
@@ -147,9 +147,7 @@ export class WebhookDispatcher {
     let total = 0
     for (;;) {
       // A look without the lock first: nearly every round has nothing new.
-      const log = await readEventLog(this.#db)
-      const next = await eventsAfter(this.#db, log.fannedOutThrough, 1)
-      if (next.length === 0) return total
+      if (!await eventsToFanOut(this.#db)) return total
       const { made, full } = await inTransaction(this.#db, async (trx) => {
         const locked = await lockEventLog(trx)
         const endpoints: Endpoint[] = (await enabledEndpoints(trx)).map((row) => ({
@@ -195,7 +193,7 @@ export class WebhookDispatcher {
   }
 
   async #send (delivery: ClaimedDelivery): Promise<void> {
-    const endpoint = await this.#db.selectFrom('webhook_endpoints').selectAll().where('id', '=', delivery.endpoint_id).executeTakeFirst()
+    const endpoint = await findEndpoint(this.#db, delivery.endpoint_id)
     if (endpoint === undefined) return
     const secrets = [endpoint.secret]
     const previousUntil = endpoint.previous_secret_expires_at
