@@ -239,7 +239,7 @@ export interface paths {
         };
         /**
          * List posts, newest first
-         * @description Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page's `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Other query parameters are ignored.
+         * @description Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page's `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Any other query parameter is a 400 naming it.
          */
         get: operations["listPosts"];
         put?: never;
@@ -3590,6 +3590,7 @@ export interface operations {
                     "application/json": components["schemas"]["CurrentSession"];
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3615,6 +3616,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

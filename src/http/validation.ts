@@ -154,12 +154,18 @@ interface RouteValidators {
 
 const compiled = new WeakMap<object, RouteValidators>()
 
-function validatorsFor (schema: Record<string, unknown>): RouteValidators {
+// An operation of the API refuses a query parameter it does not define, each one named in
+// `errors[]` (a misspelt filter must not silently return everything); one without query
+// parameters refuses any. The routes outside /v1 (health checks, the documents) ignore theirs.
+const NO_QUERY = { type: 'object', properties: {} }
+
+function validatorsFor (schema: Record<string, unknown>, strictQuery: boolean): RouteValidators {
   let validators = compiled.get(schema)
   if (validators === undefined) {
     validators = {}
     if (schema.params !== undefined) validators.params = ajv.compile(schema.params as object)
-    if (schema.querystring !== undefined) validators.querystring = ajv.compile(schema.querystring as object)
+    if (strictQuery) validators.querystring = ajv.compile({ ...(schema.querystring ?? NO_QUERY) as object, additionalProperties: false })
+    else if (schema.querystring !== undefined) validators.querystring = ajv.compile(schema.querystring as object)
     if (schema.body !== undefined) validators.body = ajv.compile(schema.body as object)
     if (schema.headers !== undefined) validators.headers = ajv.compile(schema.headers as object)
     compiled.set(schema, validators)
@@ -201,13 +207,13 @@ function headerField (error: FieldError): FieldError {
 function validateRequest (request: FastifyRequest): void {
   const schema = request.routeOptions.schema as Record<string, unknown> | undefined
   if (schema === undefined) return
-  const validators = validatorsFor(schema)
+  const validators = validatorsFor(schema, request.routeOptions.url?.startsWith('/v1/') === true)
   const errors: FieldError[] = []
   if (validators.params !== undefined && !validators.params(request.params)) {
     errors.push(...toFieldErrors(validators.params.errors ?? [], 'path'))
   }
   if (validators.querystring !== undefined) {
-    const query = queryValues(schema.querystring as Record<string, unknown>, request.query)
+    const query = queryValues((schema.querystring ?? NO_QUERY) as Record<string, unknown>, request.query)
     if (validators.querystring(query)) request.query = query
     else errors.push(...toFieldErrors(validators.querystring.errors ?? [], 'query'))
   }

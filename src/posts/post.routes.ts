@@ -55,7 +55,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'listPosts',
       summary: 'List posts, newest first',
-      description: 'Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page\'s `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Other query parameters are ignored.',
+      description: 'Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page\'s `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Any other query parameter is a 400 naming it.',
       security: [],
       querystring: PostListQuery,
       response: { 200: success(PostList, { description: 'A page of posts.', headers: LINK_HEADER }), ...errorResponses('VALIDATION_ERROR') }

@@ -39,7 +39,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getCurrentSession',
       summary: 'The current session',
       description: 'Who the token belongs to and when it expires. The token itself is never shown again.',
-      response: { 200: success(CurrentSession, { description: 'The session.' }), ...errorResponses(...AUTH_ERRORS) }
+      response: { 200: success(CurrentSession, { description: 'The session.' }), ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR') }
     }
   }, async (request) => {
     const user = currentUser(request)
@@ -53,7 +53,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'deleteCurrentSession',
       summary: 'Log out',
       description: 'Revokes the token at once.',
-      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS) }
+      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR') }
     }
   }, async (request, reply) => {
     await deleteSession(app.db, request.sessionTokenHash ?? '')

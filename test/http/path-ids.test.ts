@@ -47,8 +47,9 @@ describe('path ids', () => {
     assert.deepEqual(res.json(), { id: me.id, name: me.name })
   })
 
-  test('a query string does not change the id', async () => {
-    const res = await app.inject({ method: 'GET', url: `/v1/users/${me.id}?id=0` })
+  test('a query string never stands in for the id: an id in the query is refused, the path\'s is read', async () => {
+    assertError(await app.inject({ method: 'GET', url: `/v1/users/${me.id}?id=0` }), 400, 'VALIDATION_ERROR', ['id'])
+    const res = await app.inject({ method: 'GET', url: `/v1/users/${me.id}?` })
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.json().id, me.id)
   })
