@@ -128,10 +128,10 @@ export async function listEvents (db: Db, query: FeedQuery): Promise<EventRow[]>
   return await listEventsQuery(db, query).execute()
 }
 
-/** Numbered events after `after`, any audience, oldest first (the dispatcher's fan-out). */
-export async function eventsAfter (executor: Executor, after: bigint, limit: number): Promise<EventRow[]> {
+/** Numbered events after `after` and up to `through`, any audience, oldest first (the dispatcher's fan-out). */
+export async function eventsAfter (executor: Executor, after: bigint, through: bigint, limit: number): Promise<EventRow[]> {
   return await executor.selectFrom('events').select(EVENT_COLUMNS)
-    .where('sequence', '>', after).orderBy('sequence').limit(limit).execute()
+    .where('sequence', '>', after).where('sequence', '<=', through).orderBy('sequence').limit(limit).execute()
 }
 
 export interface EventLog {
@@ -177,11 +177,14 @@ export async function eventsToFanOut (executor: Executor): Promise<boolean> {
   return next.length > 0
 }
 
-/** Moves the fan-out mark to the last numbered event (found on the sequence index, no event read). */
-export async function advanceFanOut (trx: Executor, from: bigint): Promise<void> {
-  const last = await trx.selectFrom('events').select((eb) => eb.fn.max('sequence').as('through')).where('sequence', '>', from).executeTakeFirst()
-  if (last?.through === null || last?.through === undefined) return
-  await trx.updateTable('event_log').set({ fanned_out_through: last.through }).where('id', '=', 1).execute()
+/** The highest number given so far, if above `after` (found on the sequence index, no event read). */
+export async function lastNumberedAfter (executor: Executor, after: bigint): Promise<bigint | undefined> {
+  const last = await executor.selectFrom('events').select((eb) => eb.fn.max('sequence').as('through')).where('sequence', '>', after).executeTakeFirst()
+  return last?.through === null || last?.through === undefined ? undefined : BigInt(last.through)
+}
+
+export async function setFanOutMark (trx: Executor, through: bigint): Promise<void> {
+  await trx.updateTable('event_log').set({ fanned_out_through: through }).where('id', '=', 1).execute()
 }
 
 /** The event log row, locked for the rest of the transaction (one fan-out or pruning at a time). */

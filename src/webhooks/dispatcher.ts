@@ -8,7 +8,7 @@ import { inTransaction } from '../db/transaction.js'
 import { nowIso } from '../db/types.js'
 import { onEventsCommitted } from '../events/committed.js'
 import { eventJson } from '../events/event.json.js'
-import { advanceFanOut, eventsAfter, eventsToFanOut, lockEventLog, numberEvents, pruneEvents, recordEvent } from '../events/event.repository.js'
+import { eventsAfter, eventsToFanOut, lastNumberedAfter, setFanOutMark, lockEventLog, numberEvents, pruneEvents, recordEvent } from '../events/event.repository.js'
 import type { EventRow } from '../events/event.table.js'
 import { attemptDelivery, type AttemptResult } from './delivery-attempt.js'
 import { claimDeliveries, type ClaimedDelivery } from './delivery-claims.js'
@@ -70,6 +70,8 @@ export class WebhookDispatcher {
   readonly #stopping = new AbortController()
   #running = false
   #again = false
+  #claiming: Promise<void> | undefined
+  #claimAgain = false
   #lastRound = 0
   #scheduled: NodeJS.Timeout | undefined
   readonly #spacingMs: number
@@ -150,16 +152,21 @@ export class WebhookDispatcher {
       if (!await eventsToFanOut(this.#db)) return total
       const { made, full } = await inTransaction(this.#db, async (trx) => {
         const locked = await lockEventLog(trx)
+        // The events are bounded before the endpoints are read: an endpoint registered after
+        // this look is certain to be read for every event numbered after it (an event numbered
+        // between the endpoints' read and the events' would otherwise miss a new endpoint).
+        const through = await lastNumberedAfter(trx, locked.fannedOutThrough)
+        if (through === undefined) return { made: 0, full: false }
         const endpoints: Endpoint[] = (await enabledEndpoints(trx)).map((row) => ({
           row, types: new Set(JSON.parse(row.event_types) as string[]), admin: row.role === 'ADMIN'
         }))
         if (endpoints.length === 0) {
-          // Nobody to deliver to: the mark moves past every numbered event without reading them
-          // (an endpoint receives the events that come after it, not the ones before).
-          await advanceFanOut(trx, locked.fannedOutThrough)
+          // Nobody to deliver to: the mark moves past these events without reading them (an
+          // endpoint receives the events that come after it, not the ones before).
+          await setFanOutMark(trx, through)
           return { made: 0, full: false }
         }
-        const events = await eventsAfter(trx, locked.fannedOutThrough, FAN_OUT_BATCH)
+        const events = await eventsAfter(trx, locked.fannedOutThrough, through, FAN_OUT_BATCH)
         if (events.length === 0) return { made: 0, full: false }
         const now = nowIso()
         const deliveries: NewDelivery[] = []
@@ -170,7 +177,7 @@ export class WebhookDispatcher {
           for (const endpoint of targets) deliveries.push({ endpointId: endpoint.row.id, eventId: event.event_id, eventType: event.type, payload, now })
         }
         for (let i = 0; i < deliveries.length; i += 100) await insertDeliveries(trx, deliveries.slice(i, i + 100))
-        await trx.updateTable('event_log').set({ fanned_out_through: events[events.length - 1]!.sequence! }).where('id', '=', 1).execute()
+        await setFanOutMark(trx, events[events.length - 1]!.sequence!)
         return { made: deliveries.length, full: events.length === FAN_OUT_BATCH }
       })
       total += made
@@ -178,14 +185,43 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * Claims due deliveries for the free sending slots and starts them. A slot freed by a finished
+   * send is filled at once, not at the next round: rounds are spaced, and sending only from them
+   * capped an instance at 8 deliveries per 250 ms whatever the receiver's speed. One claim runs
+   * at a time, so the slots are never overfilled; a call during a claim makes it run once more.
+   */
   async #claimAndSend (): Promise<void> {
+    if (this.#claiming !== undefined) {
+      this.#claimAgain = true
+      return await this.#claiming
+    }
+    this.#claiming = this.#claim().finally(() => {
+      this.#claiming = undefined
+      if (this.#claimAgain) {
+        this.#claimAgain = false
+        this.#topUp()
+      }
+    })
+    return await this.#claiming
+  }
+
+  #topUp (): void {
+    if (this.#stopping.signal.aborted) return
+    this.#claimAndSend().catch((error: unknown) => { this.#log.warn({ err: error }, 'webhook delivery claim failed') })
+  }
+
+  async #claim (): Promise<void> {
+    const free = MAX_IN_FLIGHT - this.#inFlight.size
+    if (free <= 0 || this.#stopping.signal.aborted) return
     const { timeoutMs } = this.#config.webhooks
-    const claimed = await claimDeliveries(this.#db, this.#dialect, MAX_IN_FLIGHT - this.#inFlight.size, new Date(), timeoutMs + LEASE_MARGIN_MS)
+    const claimed = await claimDeliveries(this.#db, this.#dialect, free, new Date(), timeoutMs + LEASE_MARGIN_MS)
     for (const delivery of claimed) {
       const sending: Promise<void> = this.#send(delivery)
         .catch((error: unknown) => { this.#log.warn({ err: error, deliveryId: delivery.id.toString() }, 'webhook delivery could not be recorded') })
         .finally(() => {
           this.#inFlight.delete(sending)
+          this.#topUp()
           this.wake()
         })
       this.#inFlight.add(sending)
@@ -281,6 +317,7 @@ export class WebhookDispatcher {
     const settled = Promise.allSettled([...this.#inFlight])
     await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())])
     this.#stopping.abort()
+    await this.#claiming?.catch(() => {})
     await Promise.allSettled([...this.#inFlight])
     // A round still running finishes its statements before the database closes.
     while (this.#running) await new Promise((resolve) => setTimeout(resolve, 10))
