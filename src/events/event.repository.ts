@@ -49,7 +49,19 @@ function isSqlite (executor: Executor): boolean {
   return handle !== undefined && sqliteConnectionOf(handle) !== undefined
 }
 
-type Values = [eventId: string, type: string, occurredAt: string, resourceType: string, resourceId: bigint, audience: bigint | null, data: string | null]
+/** An event's column values, in the order of an insert (here and in events/recorded-write.ts). */
+export type Values = [eventId: string, type: string, occurredAt: string, resourceType: string, resourceId: bigint, audience: bigint | null, data: string | null]
+
+export function eventValues (event: NewEvent, now: string): Values {
+  return [newEventId(), event.type, now, resourceTypeOf(event.type), event.resourceId, event.audience ?? null,
+    event.data === undefined ? null : representationJson(event.data)]
+}
+
+/** Tells the dispatcher of the executor's database, once the executor's transaction commits, that events were recorded. */
+export function announceEvents (executor: Executor): void {
+  const handle = handleOf(executor)
+  if (handle !== undefined) afterCommit(executor, () => { eventsCommitted(handle) })
+}
 
 /** The insert of an event, its number taken at the insert (SQLite) or left for the sequencer (PostgreSQL). */
 function insertEvent (numbered: boolean) {
@@ -71,11 +83,9 @@ const insertUnnumbered = insertEvent(false)
 /** Records an event inside the transaction of its change (an executor that is not a transaction is refused). */
 export async function recordEvent (trx: Executor, event: NewEvent, now = nowIso()): Promise<void> {
   if (!trx.isTransaction) throw new Error('an event is recorded inside the transaction of its change')
-  const values: Values = [newEventId(), event.type, now, resourceTypeOf(event.type), event.resourceId, event.audience ?? null,
-    event.data === undefined ? null : representationJson(event.data)]
+  const values = eventValues(event, now)
   await execute(trx, isSqlite(trx) ? insertNumbered(trx, ...values) : insertUnnumbered(trx, ...values))
-  const handle = handleOf(trx)
-  if (handle !== undefined) afterCommit(trx, () => { eventsCommitted(handle) })
+  announceEvents(trx)
 }
 
 // Any fixed 64-bit key; it names the sequencer's lock among the advisory locks of the database.

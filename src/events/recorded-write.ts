@@ -1,13 +1,12 @@
 import type { CompiledQuery } from 'kysely'
 import { execute } from '../db/compiled.js'
 import { sqliteConnectionOf } from '../db/database.js'
-import type { Db, Executor } from '../db/schema.js'
+import type { Executor } from '../db/schema.js'
 import { nameStatement } from '../db/statement-names.js'
-import { afterCommit, handleOf, inTransaction } from '../db/transaction.js'
+import { handleOf, inTransaction } from '../db/transaction.js'
 import { nowIso } from '../db/types.js'
-import { eventsCommitted } from './committed.js'
-import { newEventId, recordEvent, representationJson, type NewEvent } from './event.repository.js'
-import { resourceTypeOf, type EventType } from './event.types.js'
+import { announceEvents, eventValues, recordEvent, representationJson, type NewEvent } from './event.repository.js'
+import type { EventType } from './event.types.js'
 
 // A write of one row and the events it causes, atomically, in as few round trips as the
 // database allows. On SQLite the statements run in-process one after the other (a round trip
@@ -25,9 +24,9 @@ import { resourceTypeOf, type EventType } from './event.types.js'
 // id is not known before), its representation spliced around it: the representation is built
 // here with id 0, and the text after `{"id":0` is sent as a parameter. Everything else in it is
 // known before the write (the values written, the row read under its lock), so the event
-// carries exactly what the route answers. When the write changes no row, no event is written.
+// carries exactly what the route answers.
 
-/** A statement that writes (at most) one row and returns these columns of it. */
+/** A statement that writes one row and returns these columns of it. */
 export interface RowWrite<R> {
   query: CompiledQuery<R>
   columns: readonly string[]
@@ -47,16 +46,14 @@ const ID_PREFIX = '{"id":0'
 
 /**
  * Runs `write` and records `event` (about the row written) and `others`, in the executor's
- * transaction, or as one atomic unit when the executor is not a transaction. Returns the row,
- * or undefined when the write changed none (and then records nothing).
+ * transaction, or as one atomic unit when the executor is not a transaction. Returns the row.
  */
-export async function writeWithEvents<R extends { id: bigint }> (executor: Executor, write: RowWrite<R>, event: RowEvent, others: NewEvent[] = [], now = nowIso()): Promise<R | undefined> {
+export async function writeWithEvents<R extends { id: bigint }> (executor: Executor, write: RowWrite<R>, event: RowEvent, others: NewEvent[] = [], now = nowIso()): Promise<R> {
   const handle = handleOf(executor)
   if (handle === undefined) throw new Error('writeWithEvents: the executor is not traced to a database handle')
   if (sqliteConnectionOf(handle) !== undefined) {
-    const run = async (trx: Executor): Promise<R | undefined> => {
-      const row = (await execute(trx, write.query)).rows[0]
-      if (row === undefined) return undefined
+    const run = async (trx: Executor): Promise<R> => {
+      const row = writtenRow((await execute(trx, write.query)).rows[0])
       await recordEvent(trx, { type: event.type, resourceId: row.id, audience: event.audience, data: event.data(row.id) }, now)
       for (const other of others) await recordEvent(trx, other, now)
       return row
@@ -66,24 +63,32 @@ export async function writeWithEvents<R extends { id: bigint }> (executor: Execu
 
   const template = representationJson(event.data(0n))
   if (!template.startsWith(ID_PREFIX) || !/^[,}]/.test(template.slice(ID_PREFIX.length))) throw new Error(`writeWithEvents: the representation must begin with its id: ${template.slice(0, 40)}`)
-  const parameters: unknown[] = [...write.query.parameters,
-    newEventId(), event.type, now, resourceTypeOf(event.type), event.audience ?? null, template.slice(ID_PREFIX.length)]
-  for (const other of others) {
-    parameters.push(newEventId(), other.type, now, resourceTypeOf(other.type), other.resourceId, other.audience ?? null,
-      other.data === undefined ? null : representationJson(other.data))
-  }
+  // The written row's event: its values but the resource id (the row's, in the statement) and
+  // the data (spliced around that id).
+  const [eventId, type, occurredAt, resourceType, , audience] = eventValues({ type: event.type, resourceId: 0n, audience: event.audience }, now)
+  const parameters: unknown[] = [...write.query.parameters, eventId, type, occurredAt, resourceType, audience, template.slice(ID_PREFIX.length)]
+  for (const other of others) parameters.push(...eventValues(other, now))
   const query: CompiledQuery<R> = { ...write.query, sql: combinedSql(write, others.length), parameters }
-  const row = (await execute(executor, query)).rows[0]
-  if (row !== undefined) afterCommit(executor, () => { eventsCommitted(handle as Db) })
+  const row = writtenRow((await execute(executor, query)).rows[0])
+  announceEvents(executor)
   return row
 }
 
-const combined = new Map<string, string>()
+/** Every write given here changes its row (an insert, or the update of a row locked and found). */
+function writtenRow<R> (row: R | undefined): R {
+  if (row === undefined) throw new Error('writeWithEvents: the write changed no row')
+  return row
+}
+
+// The text of each shape: by the write's SQL (the same string each time, from its precompiled
+// entry), then by the number of other events.
+const combined = new Map<string, string[]>()
 
 /** The statement's text for a write and a number of other events: one per shape, run as a named prepared statement. */
 function combinedSql (write: RowWrite<unknown>, others: number): string {
-  const key = `${others}\n${write.query.sql}`
-  let text = combined.get(key)
+  let texts = combined.get(write.query.sql)
+  if (texts === undefined) combined.set(write.query.sql, texts = [])
+  let text = texts[others]
   if (text === undefined) {
     let next = write.query.parameters.length
     const p = (cast: string): string => `$${++next}::${cast}`
@@ -91,7 +96,7 @@ function combinedSql (write: RowWrite<unknown>, others: number): string {
     for (let i = 0; i < others; i++) selects.push(`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}, ${p('text')}`)
     const columns = write.columns.map((c) => `"${c}"`).join(', ')
     text = `with written as (${write.query.sql}), recorded as (insert into events (${EVENT_COLUMNS}) ${selects.join(' union all ')}) select ${columns} from written`
-    combined.set(key, text)
+    texts[others] = text
     nameStatement(text)
   }
   return text

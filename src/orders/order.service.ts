@@ -31,8 +31,7 @@ export async function placeOrder (trx: Executor, dialect: DialectName, userId: b
   const placed = (id: bigint): OrderRow => ({ id, user_id: userId, product_id: productId, quantity: units, total_price: order.totalPrice, status: order.status, created_at: now, updated_at: now })
   // The product's stock is part of its representation, so a mirror of the catalogue learns it.
   const restocked = { type: 'product.updated', resourceId: productId, data: toProduct({ ...product, stock: product.stock - units, updated_at: now }) } as const
-  const row = await writeWithEvents(trx, insertOrder(trx, order), { type: 'order.created', audience: userId, data: (id) => toOrder(placed(id)) }, [restocked], now)
-  return row!
+  return await writeWithEvents(trx, insertOrder(trx, order), { type: 'order.created', audience: userId, data: (id) => toOrder(placed(id)) }, [restocked], now)
 }
 
 /**

@@ -45,7 +45,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         // Under the row's lock nothing else changes it: the post after the update is known before it.
         const updated: PostWithAuthor = { ...current, title: changes.title ?? current.title, content: changes.content ?? current.content, updated_at: now }
         const row = await writeWithEvents(trx, updatePost(trx, id, { ...changes, now }), { type: 'post.updated', data: (id) => toPost({ ...updated, id }) })
-        return { ...row!, author_name: current.author_name }
+        return { ...row, author_name: current.author_name }
       }
     })
   }
@@ -109,7 +109,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
     const post = (id: bigint): PostWithAuthor => ({ id, author_id: user.id, title, content, views: 0n, created_at: now, updated_at: now, author_name: user.name })
     const row = await writeWithEvents(db, insertPost(db, { authorId: user.id, title, content, now }), { type: 'post.created', data: (id) => toPost(post(id)) })
-    const created = toPost({ ...row!, author_name: user.name })
+    const created = toPost({ ...row, author_name: user.name })
     return await sendWithTag(reply.code(201).header('location', `/v1/posts/${created.id}`), Post, created)
   })
 
