@@ -213,7 +213,8 @@ function validateRequest (request: FastifyRequest): void {
     errors.push(...toFieldErrors(validators.params.errors ?? [], 'path'))
   }
   if (validators.querystring !== undefined) {
-    const query = queryValues((schema.querystring ?? NO_QUERY) as Record<string, unknown>, request.query)
+    // Without query parameters there is nothing to convert: the query is only checked to be empty.
+    const query = schema.querystring === undefined ? request.query : queryValues(schema.querystring as Record<string, unknown>, request.query)
     if (validators.querystring(query)) request.query = query
     else errors.push(...toFieldErrors(validators.querystring.errors ?? [], 'query'))
   }
