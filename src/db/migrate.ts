@@ -7,6 +7,7 @@ import { idsWithinJsonRange } from './migrations/004-ids-within-json-range.js'
 import { loginAndSignupLimits } from './migrations/005-login-and-signup-limits.js'
 import { eventsAndWebhooks } from './migrations/006-events-and-webhooks.js'
 import { eventIndexesWhenNumbered } from './migrations/007-event-indexes-when-numbered.js'
+import { eventFeedTable } from './migrations/008-event-feed-table.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -18,14 +19,25 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '004-ids-within-json-range': idsWithinJsonRange(dialect),
     '005-login-and-signup-limits': loginAndSignupLimits(dialect),
     '006-events-and-webhooks': eventsAndWebhooks(dialect),
-    '007-event-indexes-when-numbered': eventIndexesWhenNumbered(dialect)
+    '007-event-indexes-when-numbered': eventIndexesWhenNumbered(dialect),
+    '008-event-feed-table': eventFeedTable(dialect)
   }
 }
 
-export async function migrateToLatest (db: Kysely<any>, dialect: DialectName): Promise<MigrationResultSet> {
+function migrator (db: Kysely<any>, dialect: DialectName): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) }
-  const migrator = new Migrator({ db, provider })
-  const result = await migrator.migrateToLatest()
+  return new Migrator({ db, provider })
+}
+
+export async function migrateToLatest (db: Kysely<any>, dialect: DialectName): Promise<MigrationResultSet> {
+  const result = await migrator(db, dialect).migrateToLatest()
+  if (result.error !== undefined) throw result.error
+  return result
+}
+
+/** Migrates up or down to the named migration (the upgrade tests start from an older schema). */
+export async function migrateTo (db: Kysely<any>, dialect: DialectName, name: string): Promise<MigrationResultSet> {
+  const result = await migrator(db, dialect).migrateTo(name)
   if (result.error !== undefined) throw result.error
   return result
 }

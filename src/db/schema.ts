@@ -5,7 +5,7 @@ import type { SignupAttemptTable } from '../users/signup.table.js'
 import type { PostTable } from '../posts/post.table.js'
 import type { ProductTable } from '../products/product.table.js'
 import type { IdempotencyKeyTable, OrderTable } from '../orders/order.table.js'
-import type { EventLogTable, EventTable } from '../events/event.table.js'
+import type { EventFeedTable, EventLogTable, EventPendingTable, EventTable } from '../events/event.table.js'
 import type { WebhookDeliveryTable, WebhookEndpointTable } from '../webhooks/webhook.table.js'
 
 export interface Database {
@@ -19,6 +19,8 @@ export interface Database {
   orders: OrderTable
   idempotency_keys: IdempotencyKeyTable
   events: EventTable
+  event_feed: EventFeedTable
+  event_pending: EventPendingTable
   event_log: EventLogTable
   webhook_endpoints: WebhookEndpointTable
   webhook_deliveries: WebhookDeliveryTable

@@ -10,15 +10,17 @@ import type { EventRow } from './event.table.js'
 import { resourceTypeOf, type EventType } from './event.types.js'
 
 // The outbox: an event is a row written by the transaction of its change, so it exists if and
-// only if the change committed. Its place in the feed (`sequence`) is given as it commits:
+// only if the change committed. Its place in the feed (`sequence`, a row of `event_feed`) is
+// given as it commits:
 //
 // - SQLite: writers hold the database's write lock in turn (BEGIN IMMEDIATE), so the next number
 //   taken at the insert is also the commit order.
 // - PostgreSQL: concurrent transactions commit in any order, so a number taken at the insert
 //   could become visible after a higher one a reader has already passed. The event is inserted
-//   unnumbered; numberEvents() later numbers every committed unnumbered event, one batch at a
-//   time under an advisory lock, and readers only read numbered events. A reader that has seen
-//   N has therefore seen everything up to N, and whatever commits later gets a number above N.
+//   with a row in `event_pending`; numberEvents() later numbers every committed pending event,
+//   one batch at a time under an advisory lock, and readers only read numbered events. A reader
+//   that has seen N has therefore seen everything up to N, and whatever commits later gets a
+//   number above N. (Numbering inserts narrow rows: the event row is never written again.)
 //
 // Numbers go on from the highest one used, or, once pruning has removed every event, from the
 // last one pruned: a number is never given twice.
@@ -63,28 +65,35 @@ export function announceEvents (executor: Executor): void {
   if (handle !== undefined) afterCommit(executor, () => { eventsCommitted(handle) })
 }
 
-/** The insert of an event, its number taken at the insert (SQLite) or left for the sequencer (PostgreSQL). */
-function insertEvent (numbered: boolean) {
-  return precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
-    db.insertInto('events').values({
-      event_id: eventId,
-      ...(numbered ? { sequence: sql<bigint>`(select coalesce(max(sequence), (select pruned_through from event_log where id = 1)) + 1 from events)` } : {}),
-      type,
-      occurred_at: occurredAt,
-      resource_type: resourceType,
-      resource_id: resourceId,
-      audience,
-      data
-    }))
-}
-const insertNumbered = insertEvent(true)
-const insertUnnumbered = insertEvent(false)
+const insertEventRow = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
+  db.insertInto('events').values({ event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data })
+    .returning('id'))
+
+/** SQLite: the event's number, the next one, taken in the transaction of its insert. */
+const numberAtInsert = precompiled((db: Executor, eventPk: bigint, audience: bigint | null) =>
+  db.insertInto('event_feed').values({
+    sequence: sql<bigint>`(select coalesce(max(sequence), (select pruned_through from event_log where id = 1)) + 1 from event_feed)`,
+    event_pk: eventPk,
+    audience
+  }))
+
+/** PostgreSQL: the event and its pending row, in one statement. */
+const insertPending = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
+  db.with('recorded', (db) => db.insertInto('events')
+    .values({ event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data })
+    .returning(['id', 'audience']))
+    .insertInto('event_pending').columns(['event_pk', 'audience']).expression((eb) => eb.selectFrom('recorded').select(['id', 'audience'])))
 
 /** Records an event inside the transaction of its change (an executor that is not a transaction is refused). */
 export async function recordEvent (trx: Executor, event: NewEvent, now = nowIso()): Promise<void> {
   if (!trx.isTransaction) throw new Error('an event is recorded inside the transaction of its change')
   const values = eventValues(event, now)
-  await execute(trx, isSqlite(trx) ? insertNumbered(trx, ...values) : insertUnnumbered(trx, ...values))
+  if (isSqlite(trx)) {
+    const { rows: [row] } = await execute(trx, insertEventRow(trx, ...values))
+    await execute(trx, numberAtInsert(trx, row!.id, values[5]))
+  } else {
+    await execute(trx, insertPending(trx, ...values))
+  }
   announceEvents(trx)
 }
 
@@ -92,21 +101,23 @@ export async function recordEvent (trx: Executor, event: NewEvent, now = nowIso(
 const SEQUENCER_LOCK = 0x65766e74_73657121n
 
 /**
- * PostgreSQL: gives the committed unnumbered events the next numbers, in the order of their ids,
+ * PostgreSQL: gives the committed pending events the next numbers, in the order of their ids,
  * in one transaction under an advisory lock (see the top of this file). SQLite: nothing to do.
  */
 export async function numberEvents (db: Db): Promise<void> {
   if (isSqlite(db)) return
-  const pending = await sql`select 1 from events where sequence is null limit 1`.execute(db)
+  const pending = await sql`select 1 from event_pending limit 1`.execute(db)
   if (pending.rows.length === 0) return
   await inTransaction(db, async (trx) => {
-    // The lock is taken by its own statement: the UPDATE's snapshot, taken after, then sees the
-    // numbers the previous holder committed.
+    // The lock is taken by its own statement: the next statement's snapshot, taken after, then
+    // sees the numbers the previous holder committed and the pending rows it deleted.
     await sql`select pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx)
-    await sql`update events set sequence = numbered.sequence
-      from (select id, (select coalesce(max(sequence), (select pruned_through from event_log where id = 1)) from events) + row_number() over (order by id) as sequence
-            from events where sequence is null) as numbered
-      where events.id = numbered.id`.execute(trx)
+    // It reads no event row: the pending row carries what the feed's row needs.
+    await sql`with taken as (delete from event_pending returning event_pk, audience),
+        base as (select coalesce((select max(sequence) from event_feed), (select pruned_through from event_log where id = 1)) as n)
+      insert into event_feed (sequence, event_pk, audience)
+      select base.n + row_number() over (order by taken.event_pk), taken.event_pk, taken.audience
+      from taken cross join base`.execute(trx)
   })
 }
 
@@ -119,17 +130,21 @@ export interface FeedQuery {
   reader: bigint | 'all'
 }
 
-const EVENT_COLUMNS = ['id', 'event_id', 'sequence', 'type', 'occurred_at', 'resource_type', 'resource_id', 'audience', 'data'] as const
+/** A page of the feed's order joined with its events (the feed's and the fan-out's query). */
+function feedQuery (executor: Executor, after: bigint, limit: number) {
+  return executor.selectFrom('event_feed as f').innerJoin('events as e', 'e.id', 'f.event_pk')
+    .select(['e.event_id', 'f.sequence', 'e.type', 'e.occurred_at', 'e.resource_type', 'e.resource_id', 'e.audience', 'e.data'])
+    .where('f.sequence', '>', after)
+    .orderBy('f.sequence')
+    .limit(limit)
+}
 
 /** The query of a feed page (also what the benchmark explains). */
 export function listEventsQuery (db: Db, query: FeedQuery) {
-  let select = db.selectFrom('events').select(EVENT_COLUMNS)
-    .where('sequence', '>', query.after)
-    .orderBy('sequence')
-    .limit(query.limit)
+  let select = feedQuery(db, query.after, query.limit)
   const { reader, types } = query
-  if (reader !== 'all') select = select.where((eb) => eb.or([eb('audience', 'is', null), eb('audience', '=', reader)]))
-  if (types !== undefined) select = select.where('type', 'in', types)
+  if (reader !== 'all') select = select.where((eb) => eb.or([eb('f.audience', 'is', null), eb('f.audience', '=', reader)]))
+  if (types !== undefined) select = select.where('e.type', 'in', types)
   return select
 }
 
@@ -140,8 +155,7 @@ export async function listEvents (db: Db, query: FeedQuery): Promise<EventRow[]>
 
 /** Numbered events after `after` and up to `through`, any audience, oldest first (the dispatcher's fan-out). */
 export async function eventsAfter (executor: Executor, after: bigint, through: bigint, limit: number): Promise<EventRow[]> {
-  return await executor.selectFrom('events').select(EVENT_COLUMNS)
-    .where('sequence', '>', after).where('sequence', '<=', through).orderBy('sequence').limit(limit).execute()
+  return await feedQuery(executor, after, limit).where('f.sequence', '<=', through).execute()
 }
 
 export interface EventLog {
@@ -154,34 +168,35 @@ export async function readEventLog (executor: Executor): Promise<EventLog> {
   return { prunedThrough: BigInt(row.pruned_through), fannedOutThrough: BigInt(row.fanned_out_through) }
 }
 
-// Events are numbered within moments of committing; this margin past the retention period
-// keeps an event that occurred before the cut-off but was numbered after a younger one from
-// taking that younger one with it.
-const NUMBERING_MARGIN_MS = 60 * 60 * 1000
-
 /**
  * Deletes events older than the retention period (only those already made into deliveries),
- * and the finished deliveries as old; records how far the feed was pruned.
+ * and the finished deliveries as old; records how far the feed was pruned. The cut is made
+ * before the first event, in feed order, that is younger than the period: an event numbered
+ * after a younger one waits for it.
  */
 export async function pruneEvents (db: Db, retentionMs: number, now = Date.now()): Promise<bigint> {
-  const cutoff = new Date(now - retentionMs - NUMBERING_MARGIN_MS).toISOString()
+  const cutoff = new Date(now - retentionMs).toISOString()
   return await inTransaction(db, async (trx) => {
     const log = await lockEventLog(trx)
-    const oldest = await trx.selectFrom('events').select((eb) => eb.fn.max('sequence').as('through'))
-      .where('occurred_at', '<', cutoff).where('sequence', '<=', log.fannedOutThrough).executeTakeFirst()
-    const through = oldest?.through === null || oldest?.through === undefined ? 0n : BigInt(oldest.through)
+    // Reads the feed from the last cut in order, up to the first young event: only the events
+    // about to be deleted, and one more.
+    const young = await trx.selectFrom('event_feed as f').innerJoin('events as e', 'e.id', 'f.event_pk').select('f.sequence')
+      .where('f.sequence', '>', log.prunedThrough).where('f.sequence', '<=', log.fannedOutThrough).where('e.occurred_at', '>=', cutoff)
+      .orderBy('f.sequence').limit(1).executeTakeFirst()
+    const through = young === undefined ? log.fannedOutThrough : BigInt(young.sequence) - 1n
     if (through > log.prunedThrough) {
-      await trx.deleteFrom('events').where('sequence', '<=', through).execute()
+      await trx.deleteFrom('events').where('id', 'in', (eb) => eb.selectFrom('event_feed').select('event_pk').where('sequence', '<=', through)).execute()
+      await trx.deleteFrom('event_feed').where('sequence', '<=', through).execute()
       await trx.updateTable('event_log').set({ pruned_through: through }).where('id', '=', 1).execute()
     }
     await trx.deleteFrom('webhook_deliveries').where('created_at', '<', cutoff).where('status', '!=', 'PENDING').execute()
-    return through
+    return through > log.prunedThrough ? through : log.prunedThrough
   })
 }
 
 /** Whether a numbered event lies past the fan-out mark (one indexed look, no event read). */
 export async function eventsToFanOut (executor: Executor): Promise<boolean> {
-  const next = await executor.selectFrom('events').select('sequence')
+  const next = await executor.selectFrom('event_feed').select('sequence')
     .where('sequence', '>', (eb) => eb.selectFrom('event_log').select('fanned_out_through').where('id', '=', 1))
     .limit(1).execute()
   return next.length > 0
@@ -189,7 +204,7 @@ export async function eventsToFanOut (executor: Executor): Promise<boolean> {
 
 /** The highest number given so far, if above `after` (found on the sequence index, no event read). */
 export async function lastNumberedAfter (executor: Executor, after: bigint): Promise<bigint | undefined> {
-  const last = await executor.selectFrom('events').select((eb) => eb.fn.max('sequence').as('through')).where('sequence', '>', after).executeTakeFirst()
+  const last = await executor.selectFrom('event_feed').select((eb) => eb.fn.max('sequence').as('through')).where('sequence', '>', after).executeTakeFirst()
   return last?.through === null || last?.through === undefined ? undefined : BigInt(last.through)
 }
 

@@ -5,8 +5,6 @@ export interface EventTable {
   id: GeneratedId
   /** The public id (`evt_…`), also the webhook-id of its deliveries. */
   event_id: string
-  /** The feed's order; NULL on PostgreSQL until the sequencer numbers the committed event. */
-  sequence: Int | null
   type: string
   occurred_at: Timestamp
   resource_type: string
@@ -17,10 +15,27 @@ export interface EventTable {
   data: string | null
 }
 
+/** The feed's order: an event's number, given as it commits (event.repository.ts). */
+export interface EventFeedTable {
+  sequence: Int
+  /** events.id */
+  event_pk: Int
+  /** events.audience, copied so the feed is filtered before an event row is read. */
+  audience: Int | null
+}
+
+/** PostgreSQL: the events written but not numbered yet (each one's events.id). */
+export interface EventPendingTable {
+  event_pk: Int
+  /** events.audience, carried to event_feed: the numbering reads no event row. */
+  audience: Int | null
+}
+
 export interface EventLogTable {
   id: number
   pruned_through: Int
   fanned_out_through: Int
 }
 
-export type EventRow = Selectable<EventTable>
+/** An event with its place in the feed, as the feed and the fan-out read it. */
+export type EventRow = Omit<Selectable<EventTable>, 'id'> & Pick<Selectable<EventFeedTable>, 'sequence'>

@@ -17,7 +17,8 @@ import type { EventType } from './event.types.js'
 //
 //   with written as (<the write, RETURNING its columns>),
 //        recorded as (insert into events (...) select ..., written.id, ... from written
-//                     union all select <another event's values>)
+//                     union all select <another event's values> returning id, audience),
+//        pending as (insert into event_pending (event_pk, audience) select id, audience from recorded)
 //   select <the columns> from written
 //
 // The event about the written row takes the row's id from the statement itself (a new row's
@@ -95,7 +96,10 @@ function combinedSql (write: RowWrite<unknown>, others: number): string {
     const selects = [`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, written.id, ${p('bigint')}, '{"id":' || written.id::text || ${p('text')} from written`]
     for (let i = 0; i < others; i++) selects.push(`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}, ${p('text')}`)
     const columns = write.columns.map((c) => `"${c}"`).join(', ')
-    text = `with written as (${write.query.sql}), recorded as (insert into events (${EVENT_COLUMNS}) ${selects.join(' union all ')}) select ${columns} from written`
+    text = `with written as (${write.query.sql}), ` +
+      `recorded as (insert into events (${EVENT_COLUMNS}) ${selects.join(' union all ')} returning id, audience), ` +
+      'pending as (insert into event_pending (event_pk, audience) select id, audience from recorded) ' +
+      `select ${columns} from written`
     texts[others] = text
     nameStatement(text)
   }

@@ -177,7 +177,7 @@ export class WebhookDispatcher {
           for (const endpoint of targets) deliveries.push({ endpointId: endpoint.row.id, eventId: event.event_id, eventType: event.type, payload, now })
         }
         for (let i = 0; i < deliveries.length; i += 100) await insertDeliveries(trx, deliveries.slice(i, i + 100))
-        await setFanOutMark(trx, events[events.length - 1]!.sequence!)
+        await setFanOutMark(trx, events[events.length - 1]!.sequence)
         return { made: deliveries.length, full: events.length === FAN_OUT_BATCH }
       })
       total += made
