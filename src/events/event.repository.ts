@@ -196,9 +196,11 @@ export async function pruneEvents (db: Db, retentionMs: number, now = Date.now()
 
 /** Whether a numbered event lies past the fan-out mark (one indexed look, no event read). */
 export async function eventsToFanOut (executor: Executor): Promise<boolean> {
+  // Ordered, so the plan is the key's range whatever the table's statistics say (unordered, a
+  // plan made while the table was small scanned it whole).
   const next = await executor.selectFrom('event_feed').select('sequence')
     .where('sequence', '>', (eb) => eb.selectFrom('event_log').select('fanned_out_through').where('id', '=', 1))
-    .limit(1).execute()
+    .orderBy('sequence').limit(1).execute()
   return next.length > 0
 }
 
