@@ -40,14 +40,14 @@ function sqliteStore (path: string): Store {
   const post = prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ?`)
   const first = prepare(`SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT ?`)
   const after = prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < ? ORDER BY p.id DESC LIMIT ?`)
-  const product = prepare('SELECT * FROM products WHERE id = ?')
+  const product = prepare('SELECT id, name, price, category, stock, on_sale, created_at, updated_at FROM products WHERE id = ?')
   const view = prepare('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING views')
   const session = prepare('SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ? AND s.expires_at > ?')
   const insert = prepare('INSERT INTO posts (author_id, title, content, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *')
   const lockPost = prepare('SELECT * FROM posts WHERE id = ?')
   const authorName = prepare('SELECT name FROM users WHERE id = ?')
   const update = prepare('UPDATE posts SET title = coalesce(?, title), content = coalesce(?, content), updated_at = ? WHERE id = ? RETURNING *')
-  const lockProduct = prepare('SELECT * FROM products WHERE id = ?')
+  const lockProduct = prepare('SELECT id, name, price, category, stock, on_sale, created_at, updated_at FROM products WHERE id = ?')
   const take = prepare('UPDATE products SET stock = stock - ?, updated_at = ? WHERE id = ? AND stock >= ?')
   const order = prepare('INSERT INTO orders (user_id, product_id, quantity, total_price, status, created_at, updated_at) VALUES (?, ?, ?, ?, \'PAID\', ?, ?) RETURNING *')
   // BEGIN IMMEDIATE, as the service's transactions.
@@ -103,7 +103,7 @@ function pgStore (url: string): Store {
     page: async (before, n) => (before === undefined
       ? await pool.query({ name: 'first', text: `SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT $1`, values: [n] })
       : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < $1 ORDER BY p.id DESC LIMIT $2`, values: [before, n] })).rows as PostRow[],
-    product: async (id) => await one('product', 'SELECT * FROM products WHERE id = $1', [id]),
+    product: async (id) => await one('product', 'SELECT id, name, price, category, stock, on_sale, created_at, updated_at FROM products WHERE id = $1', [id]),
     countView: async (id) => (await one<{ views: number }>('view', 'UPDATE posts SET views = views + 1 WHERE id = $1 RETURNING views', [id]))?.views,
     sessionUser: async (tokenHash, now) => await one('session', 'SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > $2', [tokenHash, now]),
     insertPost: async (authorId, title, content, now) => (await one<PostRow>('insert', 'INSERT INTO posts (author_id, title, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING *', [authorId, title, content, now]))!,
@@ -116,7 +116,7 @@ function pgStore (url: string): Store {
       return { ...updated!, author_name: row.author_name }
     }),
     placeOrder: async (userId, productId, quantity, now) => await inTransaction(async (client) => {
-      const p = await one<ProductRow>('lock-product', 'SELECT * FROM products WHERE id = $1 FOR UPDATE', [productId], client)
+      const p = await one<ProductRow>('lock-product', 'SELECT id, name, price, category, stock, on_sale, created_at, updated_at FROM products WHERE id = $1 FOR UPDATE', [productId], client)
       if (p === undefined) throw new HttpError(404, 'PRODUCT_NOT_FOUND')
       if (p.on_sale !== 1) throw new HttpError(409, 'PRODUCT_NOT_ON_SALE')
       const taken = await client.query({ name: 'take', text: 'UPDATE products SET stock = stock - $1, updated_at = $2 WHERE id = $3 AND stock >= $1', values: [quantity, now, productId] })

@@ -11,10 +11,11 @@
 //   npm run bench                          full run (100,000 posts, 3 rounds of 5 s per route and target)
 //   npm run bench -- --smoke               small data, a few hundred requests per route: checks the bench
 //                                          works; fails on any error or non-2xx answer; no ratio goals
-//   npm run bench -- --only=post-by-id,list   some routes only
+//   npm run bench -- --only=post-by-id,list   some routes only (`catalogue`: the product-finding bench)
 //   BENCH_DATABASE_URL=postgres://…        also on PostgreSQL (a scratch database is created and dropped)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32   per-run length, rounds, connections
 //   BENCH_CPU_PROF=dir                     the service runs under `node --cpu-prof`; profiles land in dir
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -301,5 +302,13 @@ try {
   rmSync(work, { recursive: true, force: true })
 }
 if (results.length > 0) console.log('\n' + results.join('\n'))
+// Finding products (filters, search, sort, deep pages) over 100,000 products, in its own process
+// after the route runs (bench/catalogue.bench.ts; `--only=catalogue` runs it alone).
+let catalogueFailed = false
+if (ONLY === undefined || ONLY.includes('catalogue')) {
+  console.log('\n## Finding products (npm run bench:catalogue)')
+  const catalogue = spawnSync(process.execPath, ['--import', 'tsx', 'bench/catalogue.bench.ts', ...(SMOKE ? ['--smoke'] : [])], { stdio: 'inherit', env: process.env })
+  catalogueFailed = catalogue.status !== 0
+}
 for (const problem of problems) console.error(`ERROR ${problem}`)
-process.exit(problems.length > 0 || results.some((l) => l.startsWith('FAIL')) ? 1 : 0)
+process.exit(problems.length > 0 || catalogueFailed || results.some((l) => l.startsWith('FAIL')) ? 1 : 0)

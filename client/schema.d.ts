@@ -314,8 +314,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List products, newest first
-         * @description Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.
+         * List products: filter, search and sort
+         * @description Filters combine with AND: `category` (repeat for several), `onSale`, `inStock`, `minPrice` and `maxPrice` (inclusive), and `q`, a search of the name in the database's full-text index (words, `prefix*`, `"a phrase"`). `sort` is `-createdAt` (newest first, the default), `createdAt`, `price`, `-price` or `name`; with `q` and no `sort`, the best matches come first. Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH). Any other query parameter, or a single-valued one given twice, is a 400 naming it.
          */
         get: operations["listProducts"];
         put?: never;
@@ -887,7 +887,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -4019,8 +4019,45 @@ export interface operations {
             query?: {
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description Opaque cursor from the previous page's Link rel="next". */
+                /** @description Opaque cursor from the previous page's Link rel="next"; valid only with the same `sort` and filters. */
                 cursor?: string;
+                /**
+                 * @description Only products of these categories; repeat the parameter for several (`category=BOOK&category=FOOD`). Each one of BOOK, CLOTHING, ELECTRONICS, FOOD, HOME, SPORTS.
+                 * @example [
+                 *       "BOOK"
+                 *     ]
+                 */
+                category?: ("BOOK" | "CLOTHING" | "ELECTRONICS" | "FOOD" | "HOME" | "SPORTS")[];
+                /**
+                 * @description `true`: only products that can be ordered; `false`: only those that cannot.
+                 * @example true
+                 */
+                onSale?: boolean;
+                /**
+                 * @description `true`: only products with stock above 0; `false`: only those with none.
+                 * @example true
+                 */
+                inStock?: boolean;
+                /**
+                 * @description Lowest price, inclusive: an integer number of the smallest currency unit, 1 to 1,000,000,000; at most `maxPrice`.
+                 * @example 500
+                 */
+                minPrice?: number;
+                /**
+                 * @description Highest price, inclusive: an integer number of the smallest currency unit, 1 to 1,000,000,000.
+                 * @example 2000
+                 */
+                maxPrice?: number;
+                /**
+                 * @description Words in the name, all of them: `paper notebook`; a prefix ends in `*` (`note*`); a quoted phrase matches words in that order (`"paper notebook"`). Words are matched by their stem (`notebooks` finds `notebook`) and case does not matter; other characters only separate words. At most 200 characters with at least one letter or digit. Without `sort`, the best matches come first.
+                 * @example notebook
+                 */
+                q?: string;
+                /**
+                 * @description The order: `-createdAt` newest first (the default without `q`), `createdAt` oldest first, `price` cheapest first, `-price` dearest first, `name` by name (Unicode code point order: `Z` before `a`). Ties are broken by id in the same direction.
+                 * @example price
+                 */
+                sort?: "-createdAt" | "createdAt" | "price" | "-price" | "name";
             };
             header?: never;
             path?: never;
@@ -4055,7 +4092,45 @@ export interface operations {
                     "application/json": components["schemas"]["Product"][];
                 };
             };
-            400: components["responses"]["ValidationError"];
+            /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [CURSOR_MISMATCH](/errors/CURSOR_MISMATCH) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/VALIDATION_ERROR",
+                     *       "title": "Validation error",
+                     *       "status": 400,
+                     *       "code": "VALIDATION_ERROR",
+                     *       "message": "The request has invalid fields.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/VALIDATION_ERROR",
+                     *       "title": "Validation error",
+                     *       "status": 400,
+                     *       "code": "VALIDATION_ERROR",
+                     *       "message": "The request has invalid fields.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                    };
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

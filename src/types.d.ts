@@ -2,6 +2,7 @@ import type { Config } from './config/config.js'
 import type { Db } from './db/schema.js'
 import type { DialectName } from './db/database.js'
 import type { CurrentUser } from './sessions/authentication.js'
+import type { FieldError } from './http/errors.js'
 import type { MetricsListener } from './service/metrics-listener.js'
 
 declare module 'fastify' {
@@ -11,6 +12,14 @@ declare module 'fastify' {
     dialect: DialectName
     /** The private /metrics listener; server.ts starts it (METRICS_PORT), the app closes it. */
     metricsListener: MetricsListener
+  }
+  interface FastifyContextConfig {
+    /**
+     * Rules between query parameters (minPrice ≤ maxPrice), checked with the schema's: given the
+     * converted query, the failed parameters, each named once. A parameter that already failed
+     * its own rule is not judged here again.
+     */
+    queryRules?: (query: Record<string, unknown>) => FieldError[]
   }
   interface FastifyRequest {
     /** The logged-in caller, set by the `authenticate` hook on routes that need one. */

@@ -8,6 +8,8 @@ import { loginAndSignupLimits } from './migrations/005-login-and-signup-limits.j
 import { eventsAndWebhooks } from './migrations/006-events-and-webhooks.js'
 import { eventIndexesWhenNumbered } from './migrations/007-event-indexes-when-numbered.js'
 import { eventFeedTable } from './migrations/008-event-feed-table.js'
+import { productSortIndexes } from './migrations/009-product-sort-indexes.js'
+import { productSearch } from './migrations/010-product-search.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -20,7 +22,9 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '005-login-and-signup-limits': loginAndSignupLimits(dialect),
     '006-events-and-webhooks': eventsAndWebhooks(dialect),
     '007-event-indexes-when-numbered': eventIndexesWhenNumbered(dialect),
-    '008-event-feed-table': eventFeedTable(dialect)
+    '008-event-feed-table': eventFeedTable(dialect),
+    '009-product-sort-indexes': productSortIndexes(dialect),
+    '010-product-search': productSearch(dialect)
   }
 }
 

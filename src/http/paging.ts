@@ -67,16 +67,18 @@ function jsonBytesAtMost (value: unknown): number {
 }
 
 /**
- * Given up to limit + 1 rows fetched newest first, returns the page's items (each row turned
- * into its representation by `present`) and sets the Link header when more rows follow: past
- * `limit`, or past PAGE_BYTES of JSON, whichever comes first.
+ * Given up to limit + 1 rows fetched in the list's order, returns the page's items (each row
+ * turned into its representation by `present`) and sets the Link header when more rows follow:
+ * past `limit`, or past PAGE_BYTES of JSON, whichever comes first. The next page's cursor is
+ * `cursorOf` the last item's row (by default its id: lists newest first).
  *
  * The exact JSON size is needed only near the cap. Until an upper bound of the items' size
  * reaches it (every ordinary page: twenty posts of a few hundred characters are tens of
  * kilobytes at most), no item is serialised here; from then on the exact count decides, so the
  * page stops after the very item it would stop after if every item were measured.
  */
-export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number, present: (row: T) => R): R[] {
+export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number, present: (row: T) => R,
+  cursorOf: (row: T) => string = (row) => encodeCursor(row.id)): R[] {
   const items: R[] = []
   let bound = 0
   let exact: number | undefined
@@ -97,7 +99,7 @@ export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest
   if (more) {
     const last = rows[items.length - 1]!
     const url = new URL(request.url, 'http://placeholder')
-    url.searchParams.set('cursor', encodeCursor(last.id))
+    url.searchParams.set('cursor', cursorOf(last))
     void reply.header('link', `<${url.pathname}${url.search}>; rel="next"`)
   }
   return items

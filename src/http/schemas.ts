@@ -7,6 +7,8 @@ import { catalogue, errorCodes, type ErrorCode } from './errors.js'
 // unpaired surrogates, which the two databases would store differently or refuse.
 
 export const NON_BLANK = '\\S'
+/** Search text must hold a word: at least one letter or digit (src/search/search-terms.ts). */
+export const HAS_WORD = '[\\p{L}\\p{N}]'
 
 /**
  * Names a schema: with a `$id` it is registered once (app.addSchema, and the validator's Ajv),

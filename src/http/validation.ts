@@ -2,8 +2,9 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { parseCursor } from './paging.js'
+import { parseSortedCursor } from './sorted-paging.js'
 import { WHATWG_EMAIL } from './email.js'
-import { MAX_ID, NON_BLANK } from './schemas.js'
+import { HAS_WORD, MAX_ID, NON_BLANK } from './schemas.js'
 import { ApiError, type FieldError } from './errors.js'
 import { MisreadNumber } from './json-body.js'
 
@@ -46,6 +47,12 @@ function createAjv (): Ajv {
     errors: false,
     validate: (_: unknown, data: string) => parseCursor(data) !== undefined
   })
+  ajv.addKeyword({
+    keyword: 'x-sorted-cursor',
+    type: 'string',
+    errors: false,
+    validate: (_: unknown, data: string) => parseSortedCursor(data) !== undefined
+  })
   return ajv
 }
 
@@ -59,13 +66,14 @@ const TYPE_NAMES: Record<string, string> = {
 }
 
 // When one field breaks several rules, the most basic one is reported.
-const PRIORITY = ['type', 'required', 'additionalProperties', 'anyOf', 'x-well-formed', 'x-int64-id', 'x-cursor', 'pattern', 'minLength', 'maxLength', 'format', 'minimum', 'maximum', 'enum', 'const']
+const PRIORITY = ['type', 'required', 'additionalProperties', 'anyOf', 'x-well-formed', 'x-int64-id', 'x-cursor', 'x-sorted-cursor', 'pattern', 'minLength', 'maxLength', 'format', 'minimum', 'maximum', 'enum', 'const']
 
 function messageFor (error: ErrorObject): string {
   const p = error.params as Record<string, unknown>
   switch (error.keyword) {
     case 'anyOf': return p.members === undefined ? 'is invalid' : `must contain at least one of: ${(p.members as string[]).join(', ')}`
-    case 'x-cursor': return 'is not a valid cursor'
+    case 'x-cursor':
+    case 'x-sorted-cursor': return 'is not a valid cursor'
     case 'required': return 'is required'
     case 'additionalProperties': return 'is not a recognised field'
     case 'type': return `must be ${TYPE_NAMES[String(p.type)] ?? String(p.type)}`
@@ -73,7 +81,7 @@ function messageFor (error: ErrorObject): string {
     case 'x-int64-id': return 'must be an integer id from 1 to 9223372036854775807'
     case 'pattern': return p.pattern === NON_BLANK
       ? 'must not be blank'
-      : p.pattern === ID_PATTERN ? 'must be an integer id from 1 to 9223372036854775807' : `must match the pattern ${String(p.pattern)}`
+      : p.pattern === HAS_WORD ? 'must contain at least one word (a letter or digit)' : p.pattern === ID_PATTERN ? 'must be an integer id from 1 to 9223372036854775807' : `must match the pattern ${String(p.pattern)}`
     case 'minLength': return `must be at least ${String(p.limit)} characters`
     case 'maxLength': return `must be at most ${String(p.limit)} characters`
     case 'format': return p.format === 'email'
@@ -87,11 +95,19 @@ function messageFor (error: ErrorObject): string {
 }
 
 function fieldOf (error: ErrorObject, rootName: string): string {
+  // A query parameter is one field however many values it has: `category/1` is `category`.
+  if (rootName === 'query') return fieldPath(error)[0] ?? rootName
+  const segments = fieldPath(error)
+  return segments.length === 0 ? rootName : segments.join('.')
+}
+
+/** The segments of the failed member's path: the instance path, and the member a rule names. */
+function fieldPath (error: ErrorObject): string[] {
   const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
   const p = error.params as Record<string, unknown>
   if (error.keyword === 'required') segments.push(String(p.missingProperty))
   if (error.keyword === 'additionalProperties') segments.push(String(p.additionalProperty))
-  return segments.length === 0 ? rootName : segments.join('.')
+  return segments
 }
 
 /** The value an Ajv instance path points at. */
@@ -176,22 +192,40 @@ function validatorsFor (schema: Record<string, unknown>, strictQuery: boolean): 
 const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]*)$/
 const DECIMAL_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/
 
+/** A query value written exactly as its schema's type asks (decimal digits; `true`/`false`), converted; else as it came. */
+function queryValue (type: unknown, value: string): unknown {
+  if (type === 'integer' && DECIMAL_INTEGER.test(value)) return Number(value)
+  if (type === 'number' && DECIMAL_NUMBER.test(value)) return Number(value)
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true'
+  return value
+}
+
+interface QuerySchema { type?: unknown, items?: { type?: unknown } }
+
 /**
  * The query with each value its schema types as integer, number or boolean converted when it
- * is written exactly so (decimal digits; `true`/`false`); anything else stays a string, which
- * the schema then refuses ("must be an integer"). Ajv's own coercion would also take hex,
- * exponents, blanks and `20.0`.
+ * is written exactly so; anything else stays a string, which the schema then refuses ("must be
+ * an integer"). Ajv's own coercion would also take hex, exponents, blanks and `20.0`. A
+ * parameter the schema types as an array may be given once or repeated
+ * (`category=BOOK&category=FOOD`); any other parameter given twice is refused by name in
+ * `repeated`, whatever its values, and left out of the schema's check.
  */
-function queryValues (schema: Record<string, unknown>, query: unknown): unknown {
-  const properties = schema.properties as Record<string, { type?: unknown }> | undefined
+function queryValues (schema: Record<string, unknown>, query: unknown, repeated: FieldError[]): unknown {
+  const properties = schema.properties as Record<string, QuerySchema> | undefined
   if (properties === undefined || typeof query !== 'object' || query === null) return query
   const values: Record<string, unknown> = { ...query }
   for (const [name, value] of Object.entries(values)) {
-    const type = Object.hasOwn(properties, name) ? properties[name]!.type : undefined
-    if (typeof value !== 'string') continue
-    if (type === 'integer' && DECIMAL_INTEGER.test(value)) values[name] = Number(value)
-    else if (type === 'number' && DECIMAL_NUMBER.test(value)) values[name] = Number(value)
-    else if (type === 'boolean' && (value === 'true' || value === 'false')) values[name] = value === 'true'
+    if (!Object.hasOwn(properties, name)) continue
+    const property = properties[name]!
+    if (property.type === 'array') {
+      const list: unknown[] = Array.isArray(value) ? value : [value]
+      values[name] = list.map((each) => typeof each === 'string' ? queryValue(property.items?.type, each) : each)
+    } else if (Array.isArray(value)) {
+      repeated.push({ field: name, message: 'must be given once' })
+      delete values[name]
+    } else if (typeof value === 'string') {
+      values[name] = queryValue(property.type, value)
+    }
   }
   return values
 }
@@ -214,9 +248,19 @@ function validateRequest (request: FastifyRequest): void {
   }
   if (validators.querystring !== undefined) {
     // Without query parameters there is nothing to convert: the query is only checked to be empty.
-    const query = schema.querystring === undefined ? request.query : queryValues(schema.querystring as Record<string, unknown>, request.query)
-    if (validators.querystring(query)) request.query = query
-    else errors.push(...toFieldErrors(validators.querystring.errors ?? [], 'query'))
+    const repeated: FieldError[] = []
+    const query = schema.querystring === undefined ? request.query : queryValues(schema.querystring as Record<string, unknown>, request.query, repeated)
+    const valid = validators.querystring(query)
+    const rules = request.routeOptions.config.queryRules
+    if (valid && repeated.length === 0 && rules === undefined) request.query = query
+    else {
+      const failed = valid ? [] : toFieldErrors(validators.querystring.errors ?? [], 'query')
+      // Rules between parameters (minPrice ≤ maxPrice), on the values that passed their own rules.
+      const related = rules === undefined ? [] : rules(query as Record<string, unknown>).filter((error) => !failed.some((other) => other.field === error.field))
+      const queryErrors = uniqueFields([...repeated, ...failed, ...related])
+      if (queryErrors.length === 0) request.query = query
+      else errors.push(...queryErrors)
+    }
   }
   if (validators.body !== undefined) {
     // No body at all where one is required reads as an empty object: every required field is named.
@@ -227,6 +271,12 @@ function validateRequest (request: FastifyRequest): void {
     errors.push(...toFieldErrors(validators.headers.errors ?? [], 'headers').map(headerField))
   }
   if (errors.length > 0) throw fieldsInvalid(errors)
+}
+
+/** One entry per field, the first found. */
+function uniqueFields (errors: FieldError[]): FieldError[] {
+  const seen = new Set<string>()
+  return errors.filter((error) => !seen.has(error.field) && seen.add(error.field) !== undefined)
 }
 
 /** At most this many entries in `errors[]`, so the answer to a body of many bad members stays small. */

@@ -4,7 +4,10 @@ import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
 import type { Category } from './product.schemas.js'
 import type { ProductRow, ProductTable } from './product.table.js'
-import type { Updateable } from 'kysely'
+import { sql, type RawBuilder, type Updateable } from 'kysely'
+import { fts5Query, tsQuery } from '../search/search-terms.js'
+import type { PagePosition } from '../http/sorted-paging.js'
+import { PRODUCT_ORDERS, type ProductListing, type RankedProductRow } from './product.listing.js'
 
 export interface NewProduct {
   name: string
@@ -14,6 +17,10 @@ export interface NewProduct {
   onSale: boolean
   now: string
 }
+
+// Named columns, not `*`: a hot query runs as a prepared statement (db/statement-names.ts), and
+// PostgreSQL's table also holds the search document (migration 010), which no answer shows.
+const PRODUCT_COLUMNS = ['id', 'name', 'price', 'category', 'stock', 'on_sale', 'created_at', 'updated_at'] as const
 
 export async function insertProduct (db: Executor, product: NewProduct): Promise<ProductRow> {
   return await db.insertInto('products')
@@ -26,12 +33,9 @@ export async function insertProduct (db: Executor, product: NewProduct): Promise
       created_at: product.now,
       updated_at: product.now
     })
-    .returningAll()
+    .returning(PRODUCT_COLUMNS)
     .executeTakeFirstOrThrow()
 }
-
-// Named columns, not `*`: a hot query runs as a prepared statement (db/statement-names.ts).
-const PRODUCT_COLUMNS = ['id', 'name', 'price', 'category', 'stock', 'on_sale', 'created_at', 'updated_at'] as const
 
 function selectProduct (db: Executor, id: bigint) {
   return db.selectFrom('products').select(PRODUCT_COLUMNS).where('id', '=', id)
@@ -52,11 +56,57 @@ export async function lockProduct (trx: Executor, dialect: DialectName, id: bigi
   return (await execute(trx, productForUpdate(trx, dialect, id))).rows[0]
 }
 
-/** Newest first; `limit` rows before the id `before` (keyset paging). */
-export async function listProducts (db: Executor, limit: number, before: bigint | undefined): Promise<ProductRow[]> {
-  let query = db.selectFrom('products').selectAll().orderBy('id', 'desc').limit(limit)
-  if (before !== undefined) query = query.where('id', '<', before)
-  return await query.execute()
+const LISTED_COLUMNS = PRODUCT_COLUMNS.map((column) => `products.${column}` as const)
+
+/**
+ * `limit` products of a list in its order, after `position` when given: the filters as
+ * conditions, the sort key and the id compared as one row value with the cursor's, so each page
+ * is a range of the sort's index (migration 009). Names compare by code point on both databases
+ * (PostgreSQL's "C" collation, SQLite's BINARY): the order does not depend on the server's locale.
+ *
+ * A search (`q`) is a condition on the database's text index (migration 010); sorted by
+ * relevance, its rank is computed from the row alone, never from the whole table (FTS5's bm25
+ * and PostgreSQL's ts_rank_cd with normalisation by document counts change as rows are added, so
+ * a cursor holding one would skip or repeat rows): on SQLite the number of times the terms occur
+ * in the name (highlight() marks each), on PostgreSQL ts_rank, which weighs the same frequencies.
+ */
+export function listProductsQuery (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined) {
+  const { filters } = listing
+  const order = PRODUCT_ORDERS[listing.sort]
+  const search = filters.search
+  const postgres = dialect === 'postgres'
+  let query = db.selectFrom('products').select(LISTED_COLUMNS)
+  let rank: RawBuilder<number | bigint> | undefined
+  if (search !== undefined && postgres) {
+    const document = sql`products.search_document`
+    const matches = tsQuery(search)
+    query = query.where(sql<boolean>`${document} @@ ${matches}`)
+    if (order.key === 'rank') rank = sql`ts_rank(${document}, ${matches})`
+  } else if (search !== undefined && order.key === 'rank') {
+    // The text index drives the query: highlight() needs it in the FROM clause with its MATCH.
+    query = query.innerJoin(sql<{ rowid: bigint }>`products_search`.as('products_search'), (join) => join.onRef('products_search.rowid', '=', 'products.id'))
+      .where(sql<boolean>`products_search match ${fts5Query(search)}`)
+    const marked = sql`highlight(products_search, 0, char(1), char(2))`
+    rank = sql`(length(${marked}) - length(replace(${marked}, char(1), '')))`
+  } else if (search !== undefined) {
+    query = query.where(sql<boolean>`products.id in (select rowid from products_search where products_search match ${fts5Query(search)})`)
+  }
+  if (filters.category !== undefined) query = query.where('products.category', 'in', filters.category)
+  if (filters.onSale !== undefined) query = query.where('products.on_sale', '=', filters.onSale ? 1 : 0)
+  if (filters.inStock !== undefined) query = query.where('products.stock', filters.inStock ? '>' : '=', 0n)
+  if (filters.minPrice !== undefined) query = query.where('products.price', '>=', BigInt(filters.minPrice))
+  if (filters.maxPrice !== undefined) query = query.where('products.price', '<=', BigInt(filters.maxPrice))
+  const sortKey = rank ?? (order.key === 'name' && postgres ? sql`products.name collate "C"` : sql.ref(`products.${order.key}`))
+  if (position !== undefined) {
+    const key = order.key !== 'rank' ? sql`${position.key}` : postgres ? sql`${position.key}::real` : sql`${Number(position.key)}`
+    query = query.where(sql<boolean>`(${sortKey}, products.id) ${sql.raw(order.direction === 'desc' ? '<' : '>')} (${key}, ${position.id})`)
+  }
+  const ranked = rank === undefined ? query : query.select(rank.as('rank'))
+  return ranked.orderBy(sortKey, order.direction).orderBy('products.id', order.direction).limit(limit)
+}
+
+export async function listProducts (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined): Promise<RankedProductRow[]> {
+  return await listProductsQuery(db, dialect, listing, limit, position).execute()
 }
 
 export interface ProductChanges {
@@ -74,7 +124,7 @@ export async function updateProduct (db: Executor, id: bigint, changes: ProductC
   if (changes.category !== undefined) set.category = changes.category
   if (changes.stock !== undefined) set.stock = changes.stock
   if (changes.onSale !== undefined) set.on_sale = changes.onSale ? 1 : 0
-  return await db.updateTable('products').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+  return await db.updateTable('products').set(set).where('id', '=', id).returning(PRODUCT_COLUMNS).executeTakeFirstOrThrow()
 }
 
 const takeStockQuery = precompiled((db: Executor, id: bigint, quantity: bigint, now: string) => db.updateTable('products')
@@ -96,6 +146,6 @@ export async function returnStock (db: Executor, id: bigint, quantity: bigint, n
   return await db.updateTable('products')
     .set((eb) => ({ stock: eb('stock', '+', quantity), updated_at: now }))
     .where('id', '=', id)
-    .returningAll()
+    .returning(PRODUCT_COLUMNS)
     .executeTakeFirstOrThrow()
 }

@@ -9,7 +9,9 @@ import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { inTransaction } from '../db/transaction.js'
 import { recordEvent } from '../events/event.repository.js'
-import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
+import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
+import { encodeSortedCursor, pagePosition } from '../http/sorted-paging.js'
+import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules } from './product.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
 import { toProduct } from './product.representation.js'
@@ -43,22 +45,30 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/products', {
+    config: { queryRules: productQueryRules },
     schema: {
       tags: ['products'],
       operationId: 'listProducts',
-      summary: 'List products, newest first',
-      description: 'Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.',
+      summary: 'List products: filter, search and sort',
+      description: 'Filters combine with AND: `category` (repeat for several), `onSale`, `inStock`, `minPrice` and `maxPrice` (inclusive), ' +
+        'and `q`, a search of the name in the database\'s full-text index (words, `prefix*`, `"a phrase"`). ' +
+        '`sort` is `-createdAt` (newest first, the default), `createdAt`, `price`, `-price` or `name`; with `q` and no `sort`, the best matches come first. Keyset paging: `limit` 1 to 100 (default 20); ' +
+        'when more follow, `Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH). ' +
+        'Any other query parameter, or a single-valued one given twice, is a 400 naming it.',
       security: [],
-      querystring: PageQuerySchema,
+      querystring: ProductListQuery,
       response: {
         200: success(Type.Array(ref(Product), { maxItems: 100 }), { description: 'A page of products.', headers: LINK_HEADER, example: Product.examples }),
-        ...errorResponses('VALIDATION_ERROR')
+        ...errorResponses('VALIDATION_ERROR', 'CURSOR_MISMATCH')
       }
     }
   }, async (request, reply) => {
-    const page = pageRequest(request.query)
-    const rows = await listProducts(db, page.limit + 1, page.before)
-    return finishPage(request, reply, rows, page.limit, toProduct)
+    const listing = productListing(request.query)
+    const order = PRODUCT_ORDERS[listing.sort]
+    const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
+    const limit = request.query.limit ?? DEFAULT_LIMIT
+    const rows = await listProducts(db, dialect, listing, limit + 1, position)
+    return finishPage(request, reply, rows, limit, toProduct, (row) => encodeSortedCursor({ fingerprint: listing.fingerprint, key: order.keyOf(row), id: row.id }))
   })
 
   app.get('/products/:id', {

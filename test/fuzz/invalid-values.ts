@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { Schema } from './openapi-operations.js'
-import { assertUnderstood, blankText, ID_PATTERN, MAX_ID, NON_BLANK, nonBlankText, PRINTABLE_KEY_PATTERN, withoutAllOf } from './schema-arbitrary.js'
+import { assertUnderstood, blankText, HAS_WORD, ID_PATTERN, MAX_ID, NON_BLANK, nonBlankText, PRINTABLE_KEY_PATTERN, withoutAllOf } from './schema-arbitrary.js'
 
 // Values that break one field's schema, each labelled with the rule it breaks. A value's place
 // decides its form: a body member is any JSON value, a path or query parameter is always a
@@ -74,6 +74,8 @@ export function breakersOf (original: Schema, place: Place, where = 'schema'): B
     }
     if (schema['x-int64-id'] === true || schema.pattern === ID_PATTERN) list.push({ rule: 'not an id', value: BAD_ID_TEXTS })
     if (schema.pattern === PRINTABLE_KEY_PATTERN) list.push({ rule: 'not printable ASCII', value: fc.constantFrom(' lead', 'trail ', 'tab\tkey') })
+    if (schema['x-sorted-cursor'] === true) list.push({ rule: 'not a cursor', value: fc.constantFrom('abc', 'djE6MA', Buffer.from('v1:5').toString('base64url'), Buffer.from('v2:[]').toString('base64url'), '!!!') })
+    if (schema.pattern === HAS_WORD) list.push({ rule: 'no word', value: fc.constantFrom('***', '"" ()', '- | !', '   ', ':*', '&') })
     if (schema['x-cursor'] === true) list.push({ rule: 'not a cursor', value: fc.constantFrom('abc', 'djE6MA', 'djE6LTE', Buffer.from('v2:5').toString('base64url'), '!!!', 'x'.repeat(201)) })
     if (schema.format === 'uri') list.push({ rule: 'not a URL the service may request', value: fc.constantFrom('plain', '/relative/path', 'http://', 'https://10.0.0.1/x', 'https://[::1]/x', 'ftp://example.com/', 'https://user:pw@example.com/', 'http://169.254.169.254/latest') })
     if (schema.format === 'email') list.push({ rule: 'not an e-mail', value: fc.constantFrom('plain', 'a@', '@b.c', 'a b@c.d', 'a@b..c', 'a@-b.c', 'a@b_c.d', 'ü@b.c', 'a@@b.c') })

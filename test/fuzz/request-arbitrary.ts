@@ -90,9 +90,19 @@ export function validRequest (op: Operation, codes: string[] = []): fc.Arbitrary
     body,
     aligned: fc.boolean()
   }).map(({ body: [contentType, value], aligned, ...rest }) => {
-    const request = { key: op.key, contentType, body: value, ...rest }
+    const request = { key: op.key, contentType, body: value, ...rest, query: ordered(rest.query) }
     return aligned ? align(request) : request
   })
+}
+
+/**
+ * The one rule between query parameters the document states in words: `minPrice` at most
+ * `maxPrice`. A valid request keeps it (the two are swapped when drawn the other way round).
+ */
+function ordered (query: Record<string, unknown>): Record<string, unknown> {
+  const { minPrice, maxPrice } = query
+  if (typeof minPrice !== 'number' || typeof maxPrice !== 'number' || minPrice <= maxPrice) return query
+  return { ...query, minPrice: maxPrice, maxPrice: minPrice }
 }
 
 /**
@@ -120,7 +130,9 @@ export function materialize (world: World, g: GeneratedRequest): Materialized {
   const [method, path] = g.key.split(' ') as [string, string]
   const params = world.resolve(g.path, 'text') as Record<string, string>
   const url = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''))
-  const query = new URLSearchParams(Object.entries(world.resolve(g.query, 'text') as Record<string, unknown>).map(([k, v]): [string, string] => [k, String(v)])).toString()
+  // An array is the parameter repeated (`category=BOOK&category=FOOD`), as the document's form style says.
+  const query = new URLSearchParams(Object.entries(world.resolve(g.query, 'text') as Record<string, unknown>)
+    .flatMap(([k, v]): Array<[string, string]> => Array.isArray(v) ? v.map((each) => [k, String(each)]) : [[k, String(v)]])).toString()
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(world.resolve(g.headers, 'text') as Record<string, unknown>)) headers[name] = String(value)
   if (g.who !== undefined) headers.authorization = world.users[g.who].auth.authorization

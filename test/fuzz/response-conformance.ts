@@ -22,7 +22,7 @@ function createAjv (): Ajv2020 {
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) })
   ajv.addFormat('date-time', ISO_DATE_TIME)
   ajv.addFormat('email', () => true)
-  for (const keyword of ['x-well-formed', 'x-int64-id', 'x-cursor', 'x-require-one-of', 'example']) ajv.addKeyword(keyword)
+  for (const keyword of ['x-well-formed', 'x-int64-id', 'x-cursor', 'x-sorted-cursor', 'x-require-one-of', 'example']) ajv.addKeyword(keyword)
   return ajv
 }
 

@@ -14,13 +14,14 @@ const CONSTRAINTS = new Set([
   'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'minLength', 'maxLength', 'pattern',
   'enum', 'const', 'minimum', 'maximum', 'format', 'anyOf', 'oneOf', 'allOf', 'minProperties', 'nullable',
   // The document's own keywords (see src/http/validation.ts).
-  'x-well-formed', 'x-int64-id', 'x-cursor', 'x-require-one-of'
+  'x-well-formed', 'x-int64-id', 'x-cursor', 'x-sorted-cursor', 'x-require-one-of'
 ])
 
 export const NON_BLANK = '\\S'
+export const HAS_WORD = '[\\p{L}\\p{N}]'
 export const ID_PATTERN = '^[1-9][0-9]{0,18}$'
 export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$'
-const KNOWN_PATTERNS = [NON_BLANK, ID_PATTERN, PRINTABLE_KEY_PATTERN]
+const KNOWN_PATTERNS = [NON_BLANK, ID_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD]
 const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri']
 
 export const MAX_ID = 9223372036854775807n
@@ -115,6 +116,13 @@ export const emailAddress = fc.tuple(fc.string({ unit: localChar, minLength: 1, 
 /** An opaque list cursor as the service issues it (see src/http/paging.ts). */
 export const cursorString = fc.bigInt(1n, MAX_ID).map((id) => Buffer.from(`v1:${id}`).toString('base64url'))
 
+/**
+ * A cursor of a sorted list in the form the service issues (src/http/sorted-paging.ts), for no
+ * list in particular: a list answers it 400 CURSOR_MISMATCH, which its document names.
+ */
+export const sortedCursorString = fc.tuple(fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_'), minLength: 16, maxLength: 16 }), fc.string({ maxLength: 30 }), fc.bigInt(1n, MAX_ID))
+  .map(([fingerprint, key, id]) => Buffer.from(`v2:${JSON.stringify([fingerprint, key, id.toString()])}`).toString('base64url'))
+
 const printableKey = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 40 })
 
 function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
@@ -122,6 +130,12 @@ function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
   const max = schema.maxLength ?? 200
   if (schema['x-int64-id'] === true || schema.pattern === ID_PATTERN) return idString
   if (schema['x-cursor'] === true) return cursorString
+  if (schema['x-sorted-cursor'] === true) return sortedCursorString
+  // Text with at least one letter or digit somewhere in it.
+  if (schema.pattern === HAS_WORD) {
+    return fc.tuple(fc.array(textChar, { maxLength: Math.min(max - 1, 20) }), fc.constantFrom('a', 'Z', '7', 'é', 'ж', '字'), fc.array(textChar, { maxLength: Math.min(max - 1, 20) }))
+      .map(([before, word, after]) => before.join('') + word + after.join('')).filter((s) => s.length >= min && s.length <= max)
+  }
   if (schema.format === 'email') return emailAddress.filter((e) => codePoints(e) <= max)
   // A URL the fuzz app's configuration accepts as a webhook target (WEBHOOK_ALLOW_HOSTS=127.0.0.1).
   if (schema.format === 'uri') return fc.tuple(fc.integer({ min: 1, max: 65535 }), fc.webPath()).map(([port, path]) => `http://127.0.0.1:${port}${path}`)

@@ -27,7 +27,7 @@ const BODY = ['MALFORMED_JSON', 'VALIDATION_ERROR']
 
 const expected: Array<[string, string, string, boolean, Record<string, string[]>]> = [
   ['/v1/products', 'post', 'products', true, { 400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS }],
-  ['/v1/products', 'get', 'products', false, { 400: ['VALIDATION_ERROR'], ...ALWAYS }],
+  ['/v1/products', 'get', 'products', false, { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], ...ALWAYS }],
   ['/v1/products/{id}', 'get', 'products', false, { 400: ['VALIDATION_ERROR'], 404: ['PRODUCT_NOT_FOUND'], ...ALWAYS }],
   ['/v1/products/{id}', 'patch', 'products', true, {
     400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['PRODUCT_NOT_FOUND'], 412: ['PRECONDITION_FAILED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS

@@ -10,6 +10,7 @@ import { assertError, buildTestApp } from '../helper.js'
 const DOCUMENTED_TABLE: Record<string, number> = {
   VALIDATION_ERROR: 400,
   MALFORMED_JSON: 400,
+  CURSOR_MISMATCH: 400,
   AUTHENTICATION_REQUIRED: 401,
   INVALID_CREDENTIALS: 401,
   ACCESS_DENIED: 403,

@@ -1,0 +1,186 @@
+// Finding products at scale: GET /v1/products over 100,000 products, per database, through
+// app.inject. Two goals (docs/api.md, "Finding products"):
+//   - a page deep in the list (after the 99,000th product) costs at most 1.2× the first page,
+//     for every sort, with and without a filter;
+//   - a filtered search answers in under 20 ms at p99.
+// Prints medians, p99s, the ratios and PASS/FAIL per goal, and the plans of a few queries.
+//
+//   npm run bench:catalogue                                  SQLite (a fresh temporary file)
+//   BENCH_DATABASE_URL=postgres://… npm run bench:catalogue  also PostgreSQL (a scratch database)
+//   npm run bench:catalogue -- --smoke                       2,000 products, a few rounds, no goals
+//   BENCH_PRODUCTS=200000 BENCH_ROUNDS=500 …                 table size, timed rounds
+import { performance } from 'node:perf_hooks'
+import { CompiledQuery, sql } from 'kysely'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config/config.js'
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { encodeSortedCursor } from '../src/http/sorted-paging.js'
+import { PRODUCT_ORDERS, PRODUCT_SORTS, productListing, type ProductListQueryType } from '../src/products/product.listing.js'
+import { listProductsQuery } from '../src/products/product.repository.js'
+import { CATEGORIES } from '../src/products/product.schemas.js'
+import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
+
+const SMOKE = process.argv.includes('--smoke')
+const PRODUCTS = SMOKE ? 2000 : Math.max(100_000, Number(process.env.BENCH_PRODUCTS ?? 100_000))
+const ROUNDS = SMOKE ? 5 : Math.max(100, Number(process.env.BENCH_ROUNDS ?? 300))
+const DEEP = Math.floor(PRODUCTS * 0.99)
+const PAGE = 20
+const BATCH = 1000
+const DEEP_GOAL = 1.2
+const SEARCH_P99_GOAL_MS = 20
+
+// Names of two to four words from a small vocabulary, so that a word matches a few percent of
+// the table, as in a real catalogue; a seeded generator makes every run the same data.
+const COLOURS = ['red', 'blue', 'green', 'black', 'white', 'brass', 'copper', 'oak', 'linen', 'wool']
+const THINGS = ['notebook', 'lamp', 'kettle', 'shoe', 'jacket', 'cable', 'chair', 'table', 'bread', 'coffee', 'atlas', 'novel', 'racket', 'ball', 'hose', 'rug',
+  'mug', 'pen', 'pencil', 'backpack', 'tent', 'bottle', 'speaker', 'charger', 'blanket', 'pillow', 'candle', 'basket', 'clock', 'mirror']
+const EXTRAS = ['set', 'cover', 'kit', 'pro', 'mini', 'classic', 'travel', 'paper', 'garden', 'kitchen']
+
+function generator (seed: number): () => number {
+  let state = seed
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state / 2147483648
+  }
+}
+
+interface Target extends ScratchDatabase { name: string }
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const quantile = (values: number[], q: number) => { const s = [...values].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(s.length * q))]! }
+
+async function seed (database: DatabaseHandle): Promise<void> {
+  const random = generator(42)
+  const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!
+  const start = Date.now() - PRODUCTS * 60_000
+  await database.db.transaction().execute(async (trx) => {
+    for (let first = 0; first < PRODUCTS; first += BATCH) {
+      const rows = []
+      for (let i = first; i < Math.min(PRODUCTS, first + BATCH); i++) {
+        const words = [pick(COLOURS), pick(THINGS)]
+        if (random() < 0.5) words.push(pick(EXTRAS))
+        if (random() < 0.2) words.unshift(pick(EXTRAS))
+        const name = words.join(' ')
+        const iso = new Date(start + i * 60_000 + Math.floor(random() * 1000)).toISOString()
+        rows.push({
+          name: name[0]!.toUpperCase() + name.slice(1),
+          price: 100 + Math.floor(random() * 99_900),
+          category: pick(CATEGORIES),
+          stock: random() < 0.2 ? 0 : Math.floor(random() * 500),
+          on_sale: random() < 0.9 ? 1 : 0,
+          created_at: iso,
+          updated_at: iso
+        })
+      }
+      await trx.insertInto('products').values(rows).execute()
+    }
+  })
+  // Fresh statistics, as a database that grew to this size over time would have.
+  await sql`ANALYZE`.execute(database.db)
+}
+
+/** The client's query as the route reads it, from a query string. */
+function parsed (query: string): ProductListQueryType {
+  const params = new URLSearchParams(query)
+  const result: Record<string, unknown> = {}
+  for (const [name, value] of params) {
+    if (name === 'category') result.category = [...(result.category as string[] | undefined ?? []), value]
+    else if (['onSale', 'inStock'].includes(name)) result[name] = value === 'true'
+    else if (['minPrice', 'maxPrice', 'limit'].includes(name)) result[name] = Number(value)
+    else result[name] = value
+  }
+  return result as ProductListQueryType
+}
+
+async function planFor (database: DatabaseHandle, query: string, position?: { key: string | bigint, id: bigint }): Promise<string> {
+  const compiled = listProductsQuery(database.db, database.dialect, productListing(parsed(query)), PAGE + 1, position).compile()
+  const explain = database.dialect === 'postgres' ? 'EXPLAIN ' : 'EXPLAIN QUERY PLAN '
+  const result = await database.db.executeQuery<Record<string, string>>(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]))
+  return result.rows.map((r) => '      ' + (r.detail ?? r['QUERY PLAN'] ?? JSON.stringify(r))).join('\n')
+}
+
+async function run (target: Target): Promise<string[]> {
+  console.log(`\n--- ${target.name} ---`)
+  const verdicts: string[] = []
+  const config = loadConfig({ DATABASE_URL: target.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000' })
+  const database = openDatabase(config.databaseUrl)
+  try {
+    await migrateToLatest(database.db, database.dialect)
+    const seedStart = performance.now()
+    await seed(database)
+    console.log(`seeded ${PRODUCTS.toLocaleString('en')} products in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
+    const app = await buildApp({ config, database, logger: false })
+    await app.ready()
+    const get = async (url: string) => {
+      const res = await app.inject({ method: 'GET', url })
+      if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 300)}`)
+      return res
+    }
+    // Each URL's times, the URLs taken in turn round by round (A B A B), so that drift in the
+    // machine, the JIT and the garbage collector touches them alike; after a warm-up.
+    const alternating = async (urls: string[], rounds: number) => {
+      for (let i = 0; i < Math.min(50, rounds); i++) for (const url of urls) await get(url)
+      const times = urls.map(() => [] as number[])
+      for (let i = 0; i < rounds; i++) {
+        for (const [k, url] of urls.entries()) {
+          const start = performance.now()
+          await get(url)
+          times[k]!.push(performance.now() - start)
+        }
+      }
+      return times
+    }
+    const timeOf = async (url: string, rounds: number) => (await alternating([url], rounds))[0]!
+
+    // Deep pages: for each sort, alone and under a filter, the page after the DEEP-th product of
+    // that list (its cursor found once by OFFSET, in the set-up only), against the first page.
+    console.log(`GET /v1/products?limit=${PAGE}, first page against the page after the ${DEEP.toLocaleString('en')}th product (or the 99th percentile of a filtered list), ${ROUNDS} rounds each:`)
+    const lists = [...PRODUCT_SORTS.map((sort) => `sort=${sort}`), ...PRODUCT_SORTS.map((sort) => `sort=${sort}&category=BOOK&onSale=true`)]
+    for (const query of lists) {
+      const listing = productListing(parsed(query))
+      const order = PRODUCT_ORDERS[listing.sort]
+      const all = await listProductsQuery(database.db, database.dialect, listing, PRODUCTS, undefined).execute()
+      const deepRow = all[Math.min(DEEP, Math.floor(all.length * 0.99)) - 1]!
+      const cursor = encodeSortedCursor({ fingerprint: listing.fingerprint, key: order.keyOf(deepRow), id: deepRow.id })
+      const [first, deep] = await alternating([`/v1/products?${query}&limit=${PAGE}`, `/v1/products?${query}&limit=${PAGE}&cursor=${cursor}`], ROUNDS) as [number[], number[]]
+      const ratio = median(deep) / median(first)
+      console.log(`  ${query.padEnd(40)} ${all.length.toLocaleString('en').padStart(7)} rows  first ${median(first).toFixed(3)} ms  deep ${median(deep).toFixed(3)} ms  (p99 ${quantile(first, 0.99).toFixed(2)} / ${quantile(deep, 0.99).toFixed(2)})  deep/first ${ratio.toFixed(2)}`)
+      if (!SMOKE) verdicts.push(`${ratio <= DEEP_GOAL ? 'PASS' : 'FAIL'}  ${target.name}: deep page ≤ ${DEEP_GOAL}× first page, ${query} (${ratio.toFixed(2)}×)`)
+      if (query === lists[0] || query === lists[2]) console.log(`    plan, deep page:\n${await planFor(database, query, { key: order.readKey(order.keyOf(deepRow))!, id: deepRow.id })}`)
+    }
+
+    // Filtered searches, the examples of the docs among them.
+    console.log(`Searches and filters, first page, ${ROUNDS} rounds each:`)
+    const searches = [
+      'category=BOOK&onSale=true&maxPrice=2000&sort=price',
+      'q=notebook',
+      'q=notebook&category=BOOK&maxPrice=20000&sort=price',
+      'q=blue%20lamp&inStock=true',
+      'q=%22brass%20kettle%22&onSale=true&sort=-createdAt',
+      'q=bla*&category=HOME&sort=name',
+      'q=travel%20kit&minPrice=50000&sort=-price',
+      'q=violin'
+    ]
+    for (const query of searches) {
+      const times = await timeOf(`/v1/products?${query}&limit=${PAGE}`, ROUNDS)
+      const p99 = quantile(times, 0.99)
+      console.log(`  ${query.padEnd(52)} median ${median(times).toFixed(3)} ms  p99 ${p99.toFixed(3)} ms`)
+      if (!SMOKE) verdicts.push(`${p99 < SEARCH_P99_GOAL_MS ? 'PASS' : 'FAIL'}  ${target.name}: search p99 < ${SEARCH_P99_GOAL_MS} ms, ${query} (${p99.toFixed(2)} ms)`)
+    }
+    for (const query of [searches[0]!, searches[2]!, searches[1]!]) console.log(`    plan, ${query}:\n${await planFor(database, query)}`)
+    await app.close()
+  } finally {
+    await database.db.destroy().catch(() => {})
+    await target.drop()
+  }
+  return verdicts
+}
+
+const targets: Target[] = [{ name: 'SQLite', ...await scratchDatabase('bench-catalogue') }]
+const pgUrl = process.env.BENCH_DATABASE_URL
+if (pgUrl !== undefined && pgUrl !== '') targets.push({ name: 'PostgreSQL', ...await scratchDatabase('bench-catalogue', pgUrl) })
+const verdicts: string[] = []
+for (const target of targets) verdicts.push(...await run(target))
+if (verdicts.length > 0) console.log('\n' + verdicts.join('\n'))
+process.exit(verdicts.some((line) => line.startsWith('FAIL')) ? 1 : 0)

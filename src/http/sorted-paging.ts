@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import { DEFAULT_LIMIT } from './paging.js'
+import { ApiError } from './errors.js'
+import { MAX_ID } from './schemas.js'
+
+// Keyset paging under a sort the client chooses, with filters (docs/api.md, "Filters and sort").
+//
+// The cursor carries the last row's sort key and its id (the tie-breaker, so the order is total)
+// and a fingerprint of the sort and filters it was made under: the next page is the rows after
+// (key, id) in that order, one index range scan at any depth, and a cursor reused with another
+// sort or other filters is refused (CURSOR_MISMATCH) instead of answering a page of some other
+// list. `limit` is not part of the fingerprint: a client may change its page size as it walks.
+
+const PREFIX = 'v2:'
+const FINGERPRINT = /^[A-Za-z0-9_-]{16}$/
+/** The longest key a cursor carries: a product name is at most 100 UTF-16 units. */
+const MAX_KEY_LENGTH = 200
+
+export const SortedPageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_LIMIT, description: 'Items per page, 1 to 100 (default 20).' })),
+  // `x-sorted-cursor` (validation.ts) checks the cursor's form with the other query fields; that
+  // it belongs to this sort and these filters is checked after (CURSOR_MISMATCH).
+  cursor: Type.Optional(Type.String({ maxLength: 1200, 'x-sorted-cursor': true, description: 'Opaque cursor from the previous page\'s Link rel="next"; valid only with the same `sort` and filters.' }))
+}
+
+export interface SortedCursor {
+  fingerprint: string
+  /** The last row's sort key, as text (a timestamp, an integer, a name, a rank). */
+  key: string
+  id: bigint
+}
+
+export function encodeSortedCursor (cursor: SortedCursor): string {
+  return Buffer.from(PREFIX + JSON.stringify([cursor.fingerprint, cursor.key, cursor.id.toString()])).toString('base64url')
+}
+
+/** The cursor's parts, or undefined when it is not a cursor of this form. */
+export function parseSortedCursor (cursor: string): SortedCursor | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined
+  const text = Buffer.from(cursor, 'base64url').toString('utf8')
+  if (!text.startsWith(PREFIX)) return undefined
+  let parts: unknown
+  try {
+    parts = JSON.parse(text.slice(PREFIX.length))
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(parts) || parts.length !== 3) return undefined
+  const [fingerprint, key, id] = parts as unknown[]
+  if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) return undefined
+  if (typeof key !== 'string' || key.length > MAX_KEY_LENGTH) return undefined
+  if (typeof id !== 'string' || !/^[1-9][0-9]{0,18}$/.test(id) || BigInt(id) > MAX_ID) return undefined
+  return { fingerprint, key, id: BigInt(id) }
+}
+
+/**
+ * A short digest of what a list is: its sort and filters, each filter's values in a fixed order
+ * (`category=FOOD&category=BOOK` is the same list as `category=BOOK&category=FOOD`), absent
+ * members left out.
+ */
+export function listFingerprint (list: Record<string, string | number | boolean | readonly string[] | undefined>): string {
+  const canonical = Object.keys(list).sort().flatMap((name) => {
+    const value = list[name]
+    if (value === undefined) return []
+    return [[name, Array.isArray(value) ? [...new Set(value as string[])].sort() : value]]
+  })
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url').slice(0, 16)
+}
+
+/** Where a page starts: after `key` and `id` in the list's order, or at the start. */
+export interface PagePosition<Key> {
+  key: Key
+  id: bigint
+}
+
+/**
+ * The position a cursor names in the list whose fingerprint is `fingerprint`. `readKey` turns
+ * the cursor's key into the sort column's value, or undefined when it is not one (a cursor that
+ * was not issued by this service for this sort): that is a bad cursor, a 400 naming `cursor`.
+ */
+export function pagePosition<Key> (cursor: string | undefined, fingerprint: string, readKey: (key: string) => Key | undefined): PagePosition<Key> | undefined {
+  if (cursor === undefined) return undefined
+  const parsed = parseSortedCursor(cursor)
+  if (parsed === undefined) throw new ApiError('VALIDATION_ERROR', { errors: [{ field: 'cursor', message: 'is not a valid cursor' }] })
+  if (parsed.fingerprint !== fingerprint) throw new ApiError('CURSOR_MISMATCH')
+  const key = readKey(parsed.key)
+  if (key === undefined) throw new ApiError('VALIDATION_ERROR', { errors: [{ field: 'cursor', message: 'is not a valid cursor' }] })
+  return { key, id: parsed.id }
+}
