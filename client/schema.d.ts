@@ -361,7 +361,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List orders: yours, or everyone's for an admin
+         * @description An admin lists every order; anyone else their own (the same list as GET /v1/users/{id}/orders with their id). Filters combine with AND: `status` (repeat for several), `productId`, `createdAfter` and `createdBefore` (RFC 3339, both excluded). `sort` is `-createdAt` (newest first, the default) or `createdAt`. Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH).
+         */
+        get: operations["listOrders"];
         put?: never;
         /**
          * Place an order
@@ -406,8 +410,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List a user's orders, newest first (the user or an admin)
-         * @description Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.
+         * List a user's orders (the user or an admin)
+         * @description Filters combine with AND: `status` (repeat for several), `productId`, `createdAfter` and `createdBefore` (RFC 3339, both excluded). `sort` is `-createdAt` (newest first, the default) or `createdAt`. Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH).
          */
         get: operations["listUserOrders"];
         put?: never;
@@ -2760,6 +2764,45 @@ export interface components {
                 };
             };
         };
+        /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [CURSOR_MISMATCH](/errors/CURSOR_MISMATCH) */
+        ValidationErrorOrCursorMismatch: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                };
+            };
+        };
         /** @description [PRODUCT_NOT_FOUND](/errors/PRODUCT_NOT_FOUND) */
         ProductNotFound: {
             headers: {
@@ -4092,45 +4135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"][];
                 };
             };
-            /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [CURSOR_MISMATCH](/errors/CURSOR_MISMATCH) */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/VALIDATION_ERROR",
-                     *       "title": "Validation error",
-                     *       "status": 400,
-                     *       "code": "VALIDATION_ERROR",
-                     *       "message": "The request has invalid fields.",
-                     *       "requestId": "req-1"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
-                    };
-                    /**
-                     * @example {
-                     *       "type": "/errors/VALIDATION_ERROR",
-                     *       "title": "Validation error",
-                     *       "status": 400,
-                     *       "code": "VALIDATION_ERROR",
-                     *       "message": "The request has invalid fields.",
-                     *       "requestId": "req-1"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
-                    };
-                };
-            };
+            400: components["responses"]["ValidationErrorOrCursorMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4321,6 +4326,81 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOrders: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's Link rel="next"; valid only with the same `sort` and filters. */
+                cursor?: string;
+                /**
+                 * @description Only orders in these states; repeat the parameter for several (`status=PAID&status=SHIPPED`). Each one of PAID, SHIPPED, CANCELED.
+                 * @example [
+                 *       "PAID"
+                 *     ]
+                 */
+                status?: ("PAID" | "SHIPPED" | "CANCELED")[];
+                /**
+                 * @description Only orders of this product: its id, a decimal integer.
+                 * @example 42
+                 */
+                productId?: string;
+                /**
+                 * @description Only orders created after this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits); earlier than `createdBefore`.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                createdAfter?: string;
+                /**
+                 * @description Only orders created before this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits).
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                createdBefore?: string;
+                /**
+                 * @description The order: `-createdAt` newest first (the default) or `createdAt` oldest first; ties by id in the same direction.
+                 * @example createdAt
+                 */
+                sort?: "-createdAt" | "createdAt";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of orders. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 11,
+                     *         "userId": 42,
+                     *         "productId": 3,
+                     *         "quantity": 2,
+                     *         "totalPrice": 3000,
+                     *         "status": "PAID",
+                     *         "createdAt": "2026-11-21T16:30:00.000Z",
+                     *         "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Order"][];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrCursorMismatch"];
+            401: components["responses"]["AuthenticationRequired"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4682,8 +4762,35 @@ export interface operations {
             query?: {
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description Opaque cursor from the previous page's Link rel="next". */
+                /** @description Opaque cursor from the previous page's Link rel="next"; valid only with the same `sort` and filters. */
                 cursor?: string;
+                /**
+                 * @description Only orders in these states; repeat the parameter for several (`status=PAID&status=SHIPPED`). Each one of PAID, SHIPPED, CANCELED.
+                 * @example [
+                 *       "PAID"
+                 *     ]
+                 */
+                status?: ("PAID" | "SHIPPED" | "CANCELED")[];
+                /**
+                 * @description Only orders of this product: its id, a decimal integer.
+                 * @example 42
+                 */
+                productId?: string;
+                /**
+                 * @description Only orders created after this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits); earlier than `createdBefore`.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                createdAfter?: string;
+                /**
+                 * @description Only orders created before this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits).
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                createdBefore?: string;
+                /**
+                 * @description The order: `-createdAt` newest first (the default) or `createdAt` oldest first; ties by id in the same direction.
+                 * @example createdAt
+                 */
+                sort?: "-createdAt" | "createdAt";
             };
             header?: never;
             path: {
@@ -4724,7 +4831,7 @@ export interface operations {
                     "application/json": components["schemas"]["Order"][];
                 };
             };
-            400: components["responses"]["ValidationError"];
+            400: components["responses"]["ValidationErrorOrCursorMismatch"];
             401: components["responses"]["AuthenticationRequired"];
             403: components["responses"]["AccessDenied"];
             404: components["responses"]["UserNotFound"];

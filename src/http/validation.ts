@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { parseCursor } from './paging.js'
 import { parseSortedCursor } from './sorted-paging.js'
 import { WHATWG_EMAIL } from './email.js'
+import { parseTimestamp } from './timestamps.js'
 import { HAS_WORD, MAX_ID, NON_BLANK } from './schemas.js'
 import { ApiError, type FieldError } from './errors.js'
 import { MisreadNumber } from './json-body.js'
@@ -26,7 +27,7 @@ function createAjv (): Ajv {
   // An id in a JSON body is a JSON number, which JSON.parse reads as a double: above 2^53 it would
   // be silently rounded to another id (and 1e400 reads as Infinity), so such a number is refused.
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) })
-  ajv.addFormat('date-time', () => true)
+  ajv.addFormat('date-time', (text: string) => parseTimestamp(text) !== undefined)
   // An absolute URL as WHATWG URL parsing reads it (what the service itself will request).
   ajv.addFormat('uri', (value: string) => URL.canParse(value))
   ajv.addKeyword({
@@ -86,7 +87,9 @@ function messageFor (error: ErrorObject): string {
     case 'maxLength': return `must be at most ${String(p.limit)} characters`
     case 'format': return p.format === 'email'
       ? 'must be a valid e-mail address'
-      : p.format === 'int64' ? `must be an integer id from 1 to ${Number.MAX_SAFE_INTEGER}` : `must be a valid ${String(p.format)}`
+      : p.format === 'int64'
+        ? `must be an integer id from 1 to ${Number.MAX_SAFE_INTEGER}`
+        : p.format === 'date-time' ? 'must be an RFC 3339 timestamp, such as 2026-11-25T10:00:00Z' : `must be a valid ${String(p.format)}`
     case 'minimum': return `must be at least ${String(p.limit)}`
     case 'maximum': return `must be at most ${String(p.limit)}`
     case 'enum': return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`

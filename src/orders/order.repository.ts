@@ -3,6 +3,8 @@ import type { DialectName } from '../db/database.js'
 import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
 import type { RowWrite } from '../events/recorded-write.js'
+import type { PagePosition } from '../http/sorted-paging.js'
+import type { OrderListing } from './order.listing.js'
 import type { OrderRow, OrderStatus } from './order.table.js'
 
 export interface NewOrder {
@@ -39,11 +41,27 @@ export async function lockOrder (trx: Executor, dialect: DialectName, id: bigint
   return (await execute(trx, orderForUpdate(trx, dialect, id))).rows[0]
 }
 
-/** A user's orders, newest first; `limit` rows before the id `before` (keyset paging). */
-export async function listOrdersOfUser (db: Executor, userId: bigint, limit: number, before: bigint | undefined): Promise<OrderRow[]> {
-  let query = db.selectFrom('orders').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(limit)
-  if (before !== undefined) query = query.where('id', '<', before)
-  return await query.execute()
+/**
+ * `limit` orders of a list in its order, after `position` when given: one user's (`owner`), or
+ * everyone's (an admin's list); the filters as conditions; the creation time and the id compared
+ * as one row value with the cursor's, so each page is a range of an index (migration 011).
+ */
+export function listOrdersQuery (db: Executor, listing: OrderListing, owner: bigint | undefined, limit: number, position: PagePosition<string> | undefined) {
+  let query = db.selectFrom('orders').select(ORDER_COLUMNS)
+  if (owner !== undefined) query = query.where('user_id', '=', owner)
+  if (listing.status !== undefined) query = query.where('status', 'in', listing.status)
+  if (listing.productId !== undefined) query = query.where('product_id', '=', listing.productId)
+  if (listing.createdAfter !== undefined) query = query.where('created_at', '>', listing.createdAfter)
+  if (listing.createdBefore !== undefined) query = query.where('created_at', '<', listing.createdBefore)
+  const direction = listing.sort === 'createdAt' ? 'asc' : 'desc'
+  if (position !== undefined) {
+    query = query.where(({ eb, refTuple, tuple }) => eb(refTuple('created_at', 'id'), direction === 'desc' ? '<' : '>', tuple(position.key, position.id)))
+  }
+  return query.orderBy('created_at', direction).orderBy('id', direction).limit(limit)
+}
+
+export async function listOrders (db: Executor, listing: OrderListing, owner: bigint | undefined, limit: number, position: PagePosition<string> | undefined): Promise<OrderRow[]> {
+  return await listOrdersQuery(db, listing, owner, limit, position).execute()
 }
 
 const updateOrderStatusQuery = precompiled((db: Executor, id: bigint, from: OrderStatus, to: OrderStatus, now: string) =>

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { Type } from '@sinclair/typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
@@ -10,11 +10,13 @@ import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUse
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
-import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
+import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
+import { encodeSortedCursor, pagePosition } from '../http/sorted-paging.js'
+import { orderCursorKey, OrderListQuery, orderListing, orderQueryRules, type OrderListQueryType } from './order.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success, withHeaders } from '../http/schemas.js'
 import { findUserById } from '../users/user.repository.js'
 import { HEADER as IDEMPOTENCY_HEADER, readKey, REPLAYED_HEADER, requestHash, runIdempotent } from './idempotency.js'
-import { findOrderById, listOrdersOfUser, lockOrder } from './order.repository.js'
+import { findOrderById, listOrders, lockOrder } from './order.repository.js'
 import { parseStoredOrder, toOrder } from './order.representation.js'
 import { IdempotencyKeyHeader, Order, OrderCreateBody, OrderPatchBody, type OrderType } from './order.schemas.js'
 import { moveOrder, placeOrder } from './order.service.js'
@@ -142,28 +144,55 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     })
   })
 
+  const LIST_DESCRIPTION = 'Filters combine with AND: `status` (repeat for several), `productId`, `createdAfter` and `createdBefore` (RFC 3339, both excluded). ' +
+    '`sort` is `-createdAt` (newest first, the default) or `createdAt`. Keyset paging: `limit` 1 to 100 (default 20); when more follow, ' +
+    '`Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH).'
+  const listResponse = success(Type.Array(ref(Order), { maxItems: 100 }), { description: 'A page of orders.', headers: LINK_HEADER, example: Order.examples })
+
+  /** A page of the orders `owner` placed (everyone's when undefined), under the query's filters and sort. */
+  async function listPage (request: FastifyRequest, query: OrderListQueryType, reply: FastifyReply, owner: bigint | undefined): Promise<OrderType[]> {
+    const listing = orderListing(query)
+    const position = pagePosition(query.cursor, listing.fingerprint, orderCursorKey.readKey)
+    const limit = query.limit ?? DEFAULT_LIMIT
+    const rows = await listOrders(db, listing, owner, limit + 1, position)
+    return finishPage(request, reply, rows, limit, toOrder, (row) => encodeSortedCursor({ fingerprint: listing.fingerprint, key: orderCursorKey.keyOf(row), id: row.id }))
+  }
+
+  app.get('/orders', {
+    onRequest: authenticate,
+    config: { queryRules: orderQueryRules },
+    schema: {
+      tags: ['orders'],
+      operationId: 'listOrders',
+      summary: 'List orders: yours, or everyone\'s for an admin',
+      description: `An admin lists every order; anyone else their own (the same list as GET /v1/users/{id}/orders with their id). ${LIST_DESCRIPTION}`,
+      security,
+      querystring: OrderListQuery,
+      response: { 200: listResponse, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'CURSOR_MISMATCH') }
+    }
+  }, async (request, reply) => {
+    const user = currentUser(request)
+    return await listPage(request, request.query, reply, isAdmin(user) ? undefined : user.id)
+  })
+
   app.get('/users/:id/orders', {
     onRequest: authenticate,
+    config: { queryRules: orderQueryRules },
     schema: {
       tags: ['orders'],
       operationId: 'listUserOrders',
-      summary: 'List a user\'s orders, newest first (the user or an admin)',
-      description: 'Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page.',
+      summary: 'List a user\'s orders (the user or an admin)',
+      description: LIST_DESCRIPTION,
       security,
       params: IdParams,
-      querystring: PageQuerySchema,
-      response: {
-        200: success(Type.Array(ref(Order), { maxItems: 100 }), { description: 'A page of orders.', headers: LINK_HEADER, example: Order.examples }),
-        ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED')
-      }
+      querystring: OrderListQuery,
+      response: { 200: listResponse, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'CURSOR_MISMATCH', 'USER_NOT_FOUND', 'ACCESS_DENIED') }
     }
   }, async (request, reply) => {
-    const page = pageRequest(request.query)
     const userId = BigInt(request.params.id)
     if (await findUserById(db, userId) === undefined) throw new ApiError('USER_NOT_FOUND')
     requireSelfOrAdmin(request, userId)
-    const rows = await listOrdersOfUser(db, userId, page.limit + 1, page.before)
-    return finishPage(request, reply, rows, page.limit, toOrder)
+    return await listPage(request, request.query, reply, userId)
   })
 }
 

@@ -78,6 +78,7 @@ export function breakersOf (original: Schema, place: Place, where = 'schema'): B
     if (schema.pattern === HAS_WORD) list.push({ rule: 'no word', value: fc.constantFrom('***', '"" ()', '- | !', '   ', ':*', '&') })
     if (schema['x-cursor'] === true) list.push({ rule: 'not a cursor', value: fc.constantFrom('abc', 'djE6MA', 'djE6LTE', Buffer.from('v2:5').toString('base64url'), '!!!', 'x'.repeat(201)) })
     if (schema.format === 'uri') list.push({ rule: 'not a URL the service may request', value: fc.constantFrom('plain', '/relative/path', 'http://', 'https://10.0.0.1/x', 'https://[::1]/x', 'ftp://example.com/', 'https://user:pw@example.com/', 'http://169.254.169.254/latest') })
+    if (schema.format === 'date-time') list.push({ rule: 'not an RFC 3339 timestamp', value: fc.constantFrom('yesterday', '2026-11-25', '2026-11-25T10:00:00', '2026-02-30T00:00:00Z', '2026-11-25T24:00:00Z', '1764064800') })
     if (schema.format === 'email') list.push({ rule: 'not an e-mail', value: fc.constantFrom('plain', 'a@', '@b.c', 'a b@c.d', 'a@b..c', 'a@-b.c', 'a@b_c.d', 'ü@b.c', 'a@@b.c') })
     if (schema.enum !== undefined) {
       // Other spellings of the members (an enumeration in lower case already has its lower-case form).

@@ -96,13 +96,20 @@ export function validRequest (op: Operation, codes: string[] = []): fc.Arbitrary
 }
 
 /**
- * The one rule between query parameters the document states in words: `minPrice` at most
- * `maxPrice`. A valid request keeps it (the two are swapped when drawn the other way round).
+ * The rules between query parameters the document states in words: `minPrice` at most
+ * `maxPrice`, `createdAfter` earlier than `createdBefore`. A valid request keeps them (a pair
+ * drawn the other way round is swapped; an equal pair of times loses its upper bound).
  */
 function ordered (query: Record<string, unknown>): Record<string, unknown> {
-  const { minPrice, maxPrice } = query
-  if (typeof minPrice !== 'number' || typeof maxPrice !== 'number' || minPrice <= maxPrice) return query
-  return { ...query, minPrice: maxPrice, maxPrice: minPrice }
+  const result = { ...query }
+  const { minPrice, maxPrice, createdAfter, createdBefore } = query
+  if (typeof minPrice === 'number' && typeof maxPrice === 'number' && minPrice > maxPrice) Object.assign(result, { minPrice: maxPrice, maxPrice: minPrice })
+  if (typeof createdAfter === 'string' && typeof createdBefore === 'string') {
+    const [after, before] = [Date.parse(createdAfter), Date.parse(createdBefore)]
+    if (after > before) Object.assign(result, { createdAfter: createdBefore, createdBefore: createdAfter })
+    if (after === before) delete result.createdBefore
+  }
+  return result
 }
 
 /**

@@ -41,7 +41,8 @@ const expected: Array<[string, string, string, boolean, Record<string, string[]>
     400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['ORDER_NOT_FOUND'], 409: ['ORDER_CANNOT_CANCEL', 'ORDER_CANNOT_SHIP'],
     412: ['PRECONDITION_FAILED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS
   }],
-  ['/v1/users/{id}/orders', 'get', 'orders', true, { 400: ['VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['USER_NOT_FOUND'], ...ALWAYS }]
+  ['/v1/orders', 'get', 'orders', true, { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], ...ALWAYS }],
+  ['/v1/users/{id}/orders', 'get', 'orders', true, { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['USER_NOT_FOUND'], ...ALWAYS }]
 ]
 
 describe('OpenAPI: the shop operations', () => {

@@ -97,6 +97,7 @@ describe('OpenAPI document', () => {
       'POST /v1/products': 'createProduct',
       'PATCH /v1/products/{id}': 'updateProduct',
       'POST /v1/orders': 'createOrder',
+      'GET /v1/orders': 'listOrders',
       'GET /v1/orders/{id}': 'getOrder',
       'PATCH /v1/orders/{id}': 'updateOrder',
       'GET /v1/events': 'listEvents',
