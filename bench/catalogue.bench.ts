@@ -1,7 +1,8 @@
-// Finding products at scale: GET /v1/products over 100,000 products, per database, through
-// app.inject. Two goals (docs/api.md, "Finding products"):
-//   - a page deep in the list (after the 99,000th product) costs at most 1.2× the first page,
-//     for every sort, with and without a filter;
+// Finding things at scale: GET /v1/products over 100,000 products and GET /v1/orders over
+// 100,000 orders, per database, through app.inject. Two goals (docs/api.md, "Finding products",
+// "Finding orders"):
+//   - a page deep in a list (after its 99,000th item) costs at most 1.2× the first page, for
+//     every sort, with and without a filter, an admin's list and one user's;
 //   - a filtered search answers in under 20 ms at p99.
 // Prints medians, p99s, the ratios and PASS/FAIL per goal, and the plans of a few queries.
 //
@@ -19,12 +20,17 @@ import { encodeSortedCursor } from '../src/http/sorted-paging.js'
 import { PRODUCT_ORDERS, PRODUCT_SORTS, productListing, type ProductListQueryType } from '../src/products/product.listing.js'
 import { listProductsQuery } from '../src/products/product.repository.js'
 import { CATEGORIES } from '../src/products/product.schemas.js'
+import { orderCursorKey, orderListing, ORDER_SORTS } from '../src/orders/order.listing.js'
+import { listOrdersQuery } from '../src/orders/order.repository.js'
+import { insertSession } from '../src/sessions/session.repository.js'
+import { newToken } from '../src/sessions/token.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
 
 const SMOKE = process.argv.includes('--smoke')
 const PRODUCTS = SMOKE ? 2000 : Math.max(100_000, Number(process.env.BENCH_PRODUCTS ?? 100_000))
 const ROUNDS = SMOKE ? 5 : Math.max(100, Number(process.env.BENCH_ROUNDS ?? 300))
 const DEEP = Math.floor(PRODUCTS * 0.99)
+const USERS = 100
 const PAGE = 20
 const BATCH = 1000
 const DEEP_GOAL = 1.2
@@ -76,8 +82,34 @@ async function seed (database: DatabaseHandle): Promise<void> {
       await trx.insertInto('products').values(rows).execute()
     }
   })
+  // Orders of 100 users (user 0 the admin who reads everyone's), each of a random product.
+  await database.db.transaction().execute(async (trx) => {
+    const iso = new Date().toISOString()
+    const users = []
+    for (let u = 0; u < USERS; u++) users.push({ email: `buyer${u}@bench.example`, name: `Buyer ${u}`, password_hash: 'not a real hash', role: u === 0 ? 'ADMIN' as const : 'USER' as const, created_at: iso, updated_at: iso })
+    await trx.insertInto('users').values(users).execute()
+    const ids = (await trx.selectFrom('users').select('id').orderBy('id').execute()).map((u) => u.id)
+    const firstProduct = (await trx.selectFrom('products').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow()).id
+    for (let first = 0; first < PRODUCTS; first += BATCH) {
+      const rows = []
+      for (let i = first; i < Math.min(PRODUCTS, first + BATCH); i++) {
+        const at = new Date(start + i * 60_000 + Math.floor(random() * 1000)).toISOString()
+        const status = random() < 0.3 ? 'PAID' as const : random() < 0.85 ? 'SHIPPED' as const : 'CANCELED' as const
+        rows.push({ user_id: ids[i % USERS]!, product_id: firstProduct + BigInt(Math.floor(random() * PRODUCTS)), quantity: 1, total_price: 1500, status, created_at: at, updated_at: at })
+      }
+      await trx.insertInto('orders').values(rows).execute()
+    }
+  })
   // Fresh statistics, as a database that grew to this size over time would have.
   await sql`ANALYZE`.execute(database.db)
+}
+
+/** A bearer token of a fresh session of the user with this e-mail. */
+async function sessionOf (database: DatabaseHandle, email: string): Promise<{ id: bigint, auth: Record<string, string> }> {
+  const user = await database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()
+  const { token, hash } = newToken()
+  await insertSession(database.db, user.id, hash, new Date().toISOString(), new Date(Date.now() + 86_400_000).toISOString())
+  return { id: user.id, auth: { authorization: `Bearer ${token}` } }
 }
 
 /** The client's query as the route reads it, from a query string. */
@@ -112,20 +144,22 @@ async function run (target: Target): Promise<string[]> {
     console.log(`seeded ${PRODUCTS.toLocaleString('en')} products in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
     const app = await buildApp({ config, database, logger: false })
     await app.ready()
-    const get = async (url: string) => {
-      const res = await app.inject({ method: 'GET', url })
+    const admin = await sessionOf(database, 'buyer0@bench.example')
+    const buyer = await sessionOf(database, 'buyer1@bench.example')
+    const get = async (url: string, headers: Record<string, string> = {}) => {
+      const res = await app.inject({ method: 'GET', url, headers })
       if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 300)}`)
       return res
     }
     // Each URL's times, the URLs taken in turn round by round (A B A B), so that drift in the
     // machine, the JIT and the garbage collector touches them alike; after a warm-up.
-    const alternating = async (urls: string[], rounds: number) => {
-      for (let i = 0; i < Math.min(50, rounds); i++) for (const url of urls) await get(url)
+    const alternating = async (urls: string[], rounds: number, headers: Record<string, string> = {}) => {
+      for (let i = 0; i < Math.min(50, rounds); i++) for (const url of urls) await get(url, headers)
       const times = urls.map(() => [] as number[])
       for (let i = 0; i < rounds; i++) {
         for (const [k, url] of urls.entries()) {
           const start = performance.now()
-          await get(url)
+          await get(url, headers)
           times[k]!.push(performance.now() - start)
         }
       }
@@ -148,6 +182,22 @@ async function run (target: Target): Promise<string[]> {
       console.log(`  ${query.padEnd(40)} ${all.length.toLocaleString('en').padStart(7)} rows  first ${median(first).toFixed(3)} ms  deep ${median(deep).toFixed(3)} ms  (p99 ${quantile(first, 0.99).toFixed(2)} / ${quantile(deep, 0.99).toFixed(2)})  deep/first ${ratio.toFixed(2)}`)
       if (!SMOKE) verdicts.push(`${ratio <= DEEP_GOAL ? 'PASS' : 'FAIL'}  ${target.name}: deep page ≤ ${DEEP_GOAL}× first page, ${query} (${ratio.toFixed(2)}×)`)
       if (query === lists[0] || query === lists[2]) console.log(`    plan, deep page:\n${await planFor(database, query, { key: order.readKey(order.keyOf(deepRow))!, id: deepRow.id })}`)
+    }
+
+    // Orders: everyone's (the admin) under each sort, with and without a status, and one user's.
+    console.log(`GET /v1/orders?limit=${PAGE} (${PRODUCTS.toLocaleString('en')} orders of ${USERS} users), first page against the page 99 % down the list, ${ROUNDS} rounds each:`)
+    for (const [query, owner] of [...ORDER_SORTS.map((sort) => [`sort=${sort}`, undefined]), ...ORDER_SORTS.map((sort) => [`sort=${sort}&status=PAID`, undefined]), ['sort=-createdAt', buyer.id]] as Array<[string, bigint | undefined]>) {
+      const params = new URLSearchParams(query)
+      const listing = orderListing({ sort: params.get('sort') as typeof ORDER_SORTS[number], status: params.has('status') ? ['PAID'] : undefined })
+      const rows = await listOrdersQuery(database.db, listing, owner, PRODUCTS, undefined).execute()
+      const deepRow = rows[Math.floor(rows.length * 0.99) - 1]!
+      const cursor = encodeSortedCursor({ fingerprint: listing.fingerprint, key: orderCursorKey.keyOf(deepRow), id: deepRow.id })
+      const url = `/v1/orders?${query}&limit=${PAGE}`
+      const [first, deep] = await alternating([url, `${url}&cursor=${cursor}`], ROUNDS, owner === undefined ? admin.auth : buyer.auth) as [number[], number[]]
+      const ratio = median(deep) / median(first)
+      const name = `${owner === undefined ? 'admin' : 'one user'}: ${query}`
+      console.log(`  ${name.padEnd(40)} ${rows.length.toLocaleString('en').padStart(7)} rows  first ${median(first).toFixed(3)} ms  deep ${median(deep).toFixed(3)} ms  (p99 ${quantile(first, 0.99).toFixed(2)} / ${quantile(deep, 0.99).toFixed(2)})  deep/first ${ratio.toFixed(2)}`)
+      if (!SMOKE) verdicts.push(`${ratio <= DEEP_GOAL ? 'PASS' : 'FAIL'}  ${target.name}: deep page ≤ ${DEEP_GOAL}× first page, orders, ${name} (${ratio.toFixed(2)}×)`)
     }
 
     // Filtered searches, the examples of the docs among them.

@@ -25,18 +25,27 @@ export const SortedPageQuery = {
 }
 
 export interface SortedCursor {
-  fingerprint: string
+  readonly fingerprint: string
   /** The last row's sort key, as text (a timestamp, an integer, a name, a rank). */
-  key: string
-  id: bigint
+  readonly key: string
+  readonly id: bigint
 }
 
 export function encodeSortedCursor (cursor: SortedCursor): string {
   return Buffer.from(PREFIX + JSON.stringify([cursor.fingerprint, cursor.key, cursor.id.toString()])).toString('base64url')
 }
 
+// The last cursor read and its parts: validation reads a request's cursor, then its route reads
+// the same string again (a deep page's only cost over the first is reading its cursor).
+let last: { cursor: string, parts: SortedCursor | undefined } | undefined
+
 /** The cursor's parts, or undefined when it is not a cursor of this form. */
 export function parseSortedCursor (cursor: string): SortedCursor | undefined {
+  if (last?.cursor !== cursor) last = { cursor, parts: readSortedCursor(cursor) }
+  return last.parts
+}
+
+function readSortedCursor (cursor: string): SortedCursor | undefined {
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined
   const text = Buffer.from(cursor, 'base64url').toString('utf8')
   if (!text.startsWith(PREFIX)) return undefined

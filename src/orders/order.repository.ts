@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import { precompiledLock } from '../db/lock.js'
@@ -54,9 +55,7 @@ export function listOrdersQuery (db: Executor, listing: OrderListing, owner: big
   if (listing.createdAfter !== undefined) query = query.where('created_at', '>', listing.createdAfter)
   if (listing.createdBefore !== undefined) query = query.where('created_at', '<', listing.createdBefore)
   const direction = listing.sort === 'createdAt' ? 'asc' : 'desc'
-  if (position !== undefined) {
-    query = query.where(({ eb, refTuple, tuple }) => eb(refTuple('created_at', 'id'), direction === 'desc' ? '<' : '>', tuple(position.key, position.id)))
-  }
+  if (position !== undefined) query = query.where(sql<boolean>`(created_at, id) ${sql.raw(direction === 'desc' ? '<' : '>')} (${position.key}, ${position.id})`)
   return query.orderBy('created_at', direction).orderBy('id', direction).limit(limit)
 }
 
