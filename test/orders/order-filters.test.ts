@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import type { LightMyRequestResponse } from 'fastify'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, createUser, type TestUser } from '../helper.js'
+import { walkPages } from '../list-walk.js'
 import { createProduct, type OrderJson } from '../products/fixtures.js'
 
 // GET /v1/orders (yours; everyone's for an admin) and GET /v1/users/{id}/orders with filters and
@@ -26,18 +26,7 @@ for (const [user, productId, status, minute] of specs) {
 }
 const all: OrderJson[] = (await app.inject({ method: 'GET', url: '/v1/orders?limit=100', headers: admin.auth })).json()
 
-async function walk (url: string, who: TestUser, limit = 2): Promise<OrderJson[]> {
-  const seen: OrderJson[] = []
-  let next: string | undefined = `${url}${url.includes('?') ? '&' : '?'}limit=${limit}`
-  for (let pages = 0; next !== undefined; pages++) {
-    assert.ok(pages < 20)
-    const res: LightMyRequestResponse = await app.inject({ method: 'GET', url: next, headers: who.auth })
-    assert.equal(res.statusCode, 200, res.body)
-    seen.push(...res.json() as OrderJson[])
-    next = res.headers.link === undefined ? undefined : /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link))![1]
-  }
-  return seen
-}
+const walk = async (url: string, who: TestUser, limit = 2) => await walkPages<OrderJson>(app, `${url}${url.includes('?') ? '&' : '?'}limit=${limit}`, who.auth)
 const ids = (orders: OrderJson[]) => orders.map((o) => o.id)
 const newestFirst = (a: OrderJson, b: OrderJson) => b.createdAt.localeCompare(a.createdAt) || b.id - a.id
 const oldestFirst = (a: OrderJson, b: OrderJson) => -newestFirst(a, b)

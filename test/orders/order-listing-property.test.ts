@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import type { LightMyRequestResponse } from 'fastify'
 import { after, test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
 import fc from 'fast-check'
 import { buildTestApp, createAdmin, createUser, dialect } from '../helper.js'
+import { walkPages } from '../list-walk.js'
 import { createProduct, type OrderJson } from '../products/fixtures.js'
 import { orderListing, ORDER_SORTS } from '../../src/orders/order.listing.js'
 import { listOrdersQuery } from '../../src/orders/order.repository.js'
@@ -89,17 +89,10 @@ test('every page walk equals the in-memory filter and sort, under inserts and de
       for (const spec of specs) await insert(spec)
       const before = await all()
       const removed = new Set<number>()
-      const walked: OrderJson[] = []
       const who = l.who === 'admin' ? admin : users[0]!
-      let url: string | undefined = `/v1/orders?${queryOf(l, limit)}`
-      for (let page = 0; url !== undefined; page++) {
-        assert.ok(page <= 60, 'the walk ends')
-        const res: LightMyRequestResponse = await app.inject({ method: 'GET', url, headers: who.auth })
-        assert.equal(res.statusCode, 200, res.body)
-        walked.push(...res.json() as OrderJson[])
-        url = res.headers.link === undefined ? undefined : /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link))![1]
+      const walked = await walkPages<OrderJson>(app, `/v1/orders?${queryOf(l, limit)}`, who.auth, async (page) => {
         const change = changes[page]
-        if (change === undefined) continue
+        if (change === undefined) return
         if ('insert' in change) await insert(change.insert)
         else {
           const present = (await all()).map((o) => o.id)
@@ -109,7 +102,7 @@ test('every page walk equals the in-memory filter and sort, under inserts and de
             removed.add(victim)
           }
         }
-      }
+      })
       const keep = keeps(l)
       const order = compare(l.sort)
       for (let i = 1; i < walked.length; i++) assert.ok(order(walked[i - 1]!, walked[i]!) < 0, `out of order at ${i}`)

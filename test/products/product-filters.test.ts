@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import type { LightMyRequestResponse } from 'fastify'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin } from '../helper.js'
+import { walkPages } from '../list-walk.js'
 import { createProduct, type ProductJson } from './fixtures.js'
 
 // GET /v1/products with filters and sort: each filter and sort against the same rule applied in
@@ -23,19 +23,7 @@ const specs = [
 ]
 for (const spec of specs) made.push(await createProduct(app, admin, spec))
 
-async function walk (query: string, limit = 2): Promise<ProductJson[]> {
-  const seen: ProductJson[] = []
-  let url: string | undefined = `/v1/products?${query}${query === '' ? '' : '&'}limit=${limit}`
-  for (let pages = 0; url !== undefined; pages++) {
-    assert.ok(pages < 20, 'the walk ends')
-    const res: LightMyRequestResponse = await app.inject({ method: 'GET', url })
-    assert.equal(res.statusCode, 200, res.body)
-    seen.push(...res.json() as ProductJson[])
-    const link = res.headers.link
-    url = link === undefined ? undefined : /^<([^>]+)>; rel="next"$/.exec(String(link))![1]
-  }
-  return seen
-}
+const walk = async (query: string, limit = 2) => await walkPages<ProductJson>(app, `/v1/products?${query}${query === '' ? '' : '&'}limit=${limit}`)
 
 const ids = (products: ProductJson[]) => products.map((p) => p.id)
 // Code point order, as the service documents for `name`.

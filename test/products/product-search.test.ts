@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import type { LightMyRequestResponse } from 'fastify'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin } from '../helper.js'
+import { walkPages } from '../list-walk.js'
 import { createProduct, type ProductJson } from './fixtures.js'
 
 // GET /v1/products?q=: the database's own text search (FTS5 on SQLite, tsvector on PostgreSQL),
@@ -65,14 +65,7 @@ describe('GET /v1/products?q=', () => {
   test('pages of a search, by relevance and by a sort, hold every match once', async () => {
     for (const query of ['q=note*', 'q=note*&sort=name', 'q=notebook&sort=-createdAt']) {
       const all = await search(`${query}&limit=100`)
-      const walked: string[] = []
-      let url: string | undefined = `/v1/products?${query}&limit=1`
-      while (url !== undefined) {
-        const res: LightMyRequestResponse = await app.inject({ method: 'GET', url })
-        assert.equal(res.statusCode, 200, res.body)
-        walked.push(...(res.json() as ProductJson[]).map((p) => p.name))
-        url = res.headers.link === undefined ? undefined : /^<([^>]+)>/.exec(String(res.headers.link))![1]
-      }
+      const walked = (await walkPages<ProductJson>(app, `/v1/products?${query}&limit=1`)).map((p) => p.name)
       assert.deepEqual(walked, all, query)
     }
   })
