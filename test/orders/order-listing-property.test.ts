@@ -39,12 +39,14 @@ const bound = fc.tuple(fc.integer({ min: 0, max: 5 }), fc.constantFrom(0, 0.0005
   return { text, ms: base + shift }
 })
 
+// Each filter is left out half the time (fast-check's default leaves one out 1 time in 5), so
+// that lists of several filters still hold rows often enough to judge.
 const listing = fc.record({
-  status: fc.option(fc.uniqueArray(fc.constantFrom(...STATUSES), { minLength: 1, maxLength: 3 }), { nil: undefined }),
-  product: fc.option(fc.constantFrom(0, 1), { nil: undefined }),
-  after: fc.option(bound, { nil: undefined }),
-  before: fc.option(bound, { nil: undefined }),
-  sort: fc.option(fc.constantFrom(...ORDER_SORTS), { nil: undefined }),
+  status: fc.option(fc.uniqueArray(fc.constantFrom(...STATUSES), { minLength: 1, maxLength: 3 }), { nil: undefined, freq: 2 }),
+  product: fc.option(fc.constantFrom(0, 1), { nil: undefined, freq: 2 }),
+  after: fc.option(bound, { nil: undefined, freq: 2 }),
+  before: fc.option(bound, { nil: undefined, freq: 2 }),
+  sort: fc.option(fc.constantFrom(...ORDER_SORTS), { nil: undefined, freq: 2 }),
   who: fc.constantFrom('admin', 'user')
 }).filter((l) => l.after === undefined || l.before === undefined || l.after.ms < l.before.ms)
 type Listing = typeof listing extends fc.Arbitrary<infer T> ? T : never
