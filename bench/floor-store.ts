@@ -11,13 +11,15 @@ export interface PostRow { id: number, title: string, content: string, author_id
 export interface ProductRow { id: number, name: string, price: number, category: string, stock: number, on_sale: number, created_at: string | Date, updated_at: string | Date }
 export interface OrderRow { id: number, user_id: number, product_id: number, quantity: number, total_price: number, status: string, created_at: string | Date, updated_at: string | Date }
 export interface SessionUser { id: number, name: string }
+export interface PagePosition { key: string, id: number }
 
 export class HttpError extends Error { constructor (readonly status: number, readonly code: string) { super(code) } }
 
 /** The queries every route needs, for one database. */
 export interface Store {
   post: (id: number) => Promise<PostRow | undefined>
-  page: (before: number | undefined, take: number) => Promise<PostRow[]>
+  /** Newest first (creation time, then id), after the cursor's position when given. */
+  page: (after: PagePosition | undefined, take: number) => Promise<PostRow[]>
   product: (id: number) => Promise<ProductRow | undefined>
   countView: (id: number) => Promise<number | undefined>
   sessionUser: (tokenHash: string, now: string) => Promise<SessionUser | undefined>
@@ -38,8 +40,8 @@ function sqliteStore (path: string): Store {
   db.pragma('busy_timeout = 5000')
   const prepare = (text: string): Sqlite.Statement => db.prepare(text.replaceAll('?', '+?'))
   const post = prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = ?`)
-  const first = prepare(`SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT ?`)
-  const after = prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < ? ORDER BY p.id DESC LIMIT ?`)
+  const first = prepare(`SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.created_at DESC, p.id DESC LIMIT ?`)
+  const after = prepare(`SELECT ${POST_COLUMNS} FROM posts p WHERE (p.created_at, p.id) < (?, ?) ORDER BY p.created_at DESC, p.id DESC LIMIT ?`)
   const product = prepare('SELECT id, name, price, category, stock, on_sale, created_at, updated_at FROM products WHERE id = ?')
   const view = prepare('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING views')
   const session = prepare('SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ? AND s.expires_at > ?')
@@ -68,7 +70,7 @@ function sqliteStore (path: string): Store {
   })
   return {
     post: async (id) => post.get(id) as PostRow | undefined,
-    page: async (before, n) => (before === undefined ? first.all(n) : after.all(before, n)) as PostRow[],
+    page: async (position, n) => (position === undefined ? first.all(n) : after.all(position.key, position.id, n)) as PostRow[],
     product: async (id) => product.get(id) as ProductRow | undefined,
     countView: async (id) => (view.get(id) as { views: number } | undefined)?.views,
     sessionUser: async (tokenHash, now) => session.get(tokenHash, now) as SessionUser | undefined,
@@ -100,9 +102,9 @@ function pgStore (url: string): Store {
   }
   return {
     post: async (id) => await one('post', `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id = $1`, [id]),
-    page: async (before, n) => (before === undefined
-      ? await pool.query({ name: 'first', text: `SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.id DESC LIMIT $1`, values: [n] })
-      : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE p.id < $1 ORDER BY p.id DESC LIMIT $2`, values: [before, n] })).rows as PostRow[],
+    page: async (position, n) => (position === undefined
+      ? await pool.query({ name: 'first', text: `SELECT ${POST_COLUMNS} FROM posts p ORDER BY p.created_at DESC, p.id DESC LIMIT $1`, values: [n] })
+      : await pool.query({ name: 'after', text: `SELECT ${POST_COLUMNS} FROM posts p WHERE (p.created_at, p.id) < ($1, $2) ORDER BY p.created_at DESC, p.id DESC LIMIT $3`, values: [position.key, position.id, n] })).rows as PostRow[],
     product: async (id) => await one('product', 'SELECT id, name, price, category, stock, on_sale, created_at, updated_at FROM products WHERE id = $1', [id]),
     countView: async (id) => (await one<{ views: number }>('view', 'UPDATE posts SET views = views + 1 WHERE id = $1 RETURNING views', [id]))?.views,
     sessionUser: async (tokenHash, now) => await one('session', 'SELECT u.id, u.name FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > $2', [tokenHash, now]),

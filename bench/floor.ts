@@ -37,6 +37,9 @@ async function authenticate (store: Store, req: IncomingMessage, now: string): P
   return user
 }
 
+// The digest the service's cursors carry for the list of every post, newest first.
+const NEWEST_FIRST = createHash('sha256').update(JSON.stringify([['sort', '-createdAt']])).digest('base64url').slice(0, 16)
+
 const ID = /^\/v1\/(posts|products)\/([1-9][0-9]{0,15})(\/views)?$/
 
 async function handle (store: Store, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -48,12 +51,15 @@ async function handle (store: Store, req: IncomingMessage, res: ServerResponse):
     const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1))
     const limit = Number(query.get('limit') ?? 20)
     const cursor = query.get('cursor')
-    const before = cursor === null ? undefined : Number(Buffer.from(cursor, 'base64url').toString('utf8').slice(3))
-    const rows = await store.page(before, limit + 1)
+    // The service's cursor: `v2:` and [digest of the list, creation time, id] as JSON.
+    const parts = cursor === null ? undefined : JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8').slice(3)) as [string, string, string]
+    const rows = await store.page(parts === undefined ? undefined : { key: parts[1], id: Number(parts[2]) }, limit + 1)
     const headers: Record<string, string> = {}
     if (rows.length > limit) {
       rows.length = limit
-      headers.link = `</v1/posts?limit=${limit}&cursor=${Buffer.from(`v1:${rows[limit - 1]!.id}`).toString('base64url')}>; rel="next"`
+      const last = rows[limit - 1]!
+      const next = JSON.stringify([NEWEST_FIRST, new Date(last.created_at).toISOString(), String(last.id)])
+      headers.link = `</v1/posts?limit=${limit}&cursor=${Buffer.from(`v2:${next}`).toString('base64url')}>; rel="next"`
     }
     return send(res, 200, rows.map(toPost), headers)
   }

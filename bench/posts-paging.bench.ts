@@ -1,6 +1,7 @@
 // Keyset paging of GET /v1/posts must cost the same at any depth (docs/api.md). This
 // seeds at least 100,000 posts on a fresh database and times, through app.inject, the first page
-// against a deep page (the page after the 99,000th newest post, reached by its cursor), with and
+// of the default list (newest first) against a deep page (the page after the 99,000th newest
+// post, reached by its cursor), with and
 // without the authorId filter. It prints medians and the deep/first ratio (1.00 = same cost), the
 // database's query plan for the deep page, and, for contrast only, what OFFSET would cost.
 //
@@ -13,7 +14,9 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { encodeCursor } from '../src/http/paging.js'
+import { encodeSortedCursor } from '../src/http/sorted-paging.js'
+import { createdAtKey } from '../src/http/created-range.js'
+import { postListing } from '../src/posts/post.listing.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
 import { listPostsQuery } from '../src/posts/post.repository.js'
 
@@ -41,6 +44,7 @@ async function time (fn: () => Promise<unknown>): Promise<number> {
 }
 
 interface Target extends ScratchDatabase { name: string }
+interface Row { id: bigint, created_at: Date | string }
 
 async function target (name: string, postgresAdminUrl?: string): Promise<Target> {
   return { name, ...await scratchDatabase('bench-posts', postgresAdminUrl) }
@@ -74,8 +78,9 @@ async function seed (database: DatabaseHandle): Promise<bigint[]> {
 }
 
 /** The database's plan for the very query the list runs (built by the repository). */
-async function planFor (database: DatabaseHandle, before: bigint | undefined, authorId?: bigint): Promise<string> {
-  const query = listPostsQuery(database.db, { before, take: PAGE + 1, authorId }).compile()
+async function planFor (database: DatabaseHandle, after: Row | undefined, authorId?: bigint): Promise<string> {
+  const position = after === undefined ? undefined : { key: createdAtKey.keyOf(after), id: after.id }
+  const query = listPostsQuery(database.db, database.dialect, postListing({ authorId: authorId?.toString() }), PAGE + 1, position).compile()
   const explain = database.dialect === 'postgres' ? 'EXPLAIN ' : 'EXPLAIN QUERY PLAN '
   const result = await database.db.executeQuery<Record<string, string>>(CompiledQuery.raw(explain + query.sql, [...query.parameters]))
   return result.rows.map((r) => '    ' + (r.detail ?? r['QUERY PLAN'] ?? JSON.stringify(r))).join('\n')
@@ -95,20 +100,21 @@ async function run (target: Target): Promise<void> {
     // The cursors a client would hold after paging past the 99,000th newest post (all posts)
     // and past the 9,900th newest post of one author (a tenth of the table). Found by OFFSET
     // here, once, in the set-up only.
-    const deepRow = await database.db.selectFrom('posts').select('id').orderBy('id', 'desc').limit(1).offset(DEEP - 1).executeTakeFirstOrThrow()
-    const middleRow = await database.db.selectFrom('posts').select('id').orderBy('id', 'desc').limit(1).offset(POSTS / 2 - 1).executeTakeFirstOrThrow()
+    const newest = database.db.selectFrom('posts').select(['id', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1)
+    const deepRow = await newest.offset(DEEP - 1).executeTakeFirstOrThrow()
+    const middleRow = await newest.offset(POSTS / 2 - 1).executeTakeFirstOrThrow()
     const author = authorIds[3]!
-    const deepAuthorRow = await database.db.selectFrom('posts').select('id').where('author_id', '=', author)
-      .orderBy('id', 'desc').limit(1).offset(DEEP / AUTHORS - 1).executeTakeFirstOrThrow()
+    const deepAuthorRow = await newest.where('author_id', '=', author).offset(DEEP / AUTHORS - 1).executeTakeFirstOrThrow()
+    const cursor = (row: Row, authorId?: bigint) => encodeSortedCursor({ fingerprint: postListing({ authorId: authorId?.toString() }).fingerprint, key: createdAtKey.keyOf(row), id: row.id })
 
     const app = await buildApp({ config, database, logger: false })
     await app.ready()
     const cases = [
       { name: 'first page          ', url: `/v1/posts?limit=${PAGE}` },
-      { name: `after post ${(POSTS / 2).toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${encodeCursor(middleRow.id)}` },
-      { name: `after post ${DEEP.toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${encodeCursor(deepRow.id)}` },
+      { name: `after post ${(POSTS / 2).toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${cursor(middleRow)}` },
+      { name: `after post ${DEEP.toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${cursor(deepRow)}` },
       { name: 'author, first page  ', url: `/v1/posts?limit=${PAGE}&authorId=${author}` },
-      { name: `author, after ${(DEEP / AUTHORS).toLocaleString('en')} `, url: `/v1/posts?limit=${PAGE}&authorId=${author}&cursor=${encodeCursor(deepAuthorRow.id)}` }
+      { name: `author, after ${(DEEP / AUTHORS).toLocaleString('en')} `, url: `/v1/posts?limit=${PAGE}&authorId=${author}&cursor=${cursor(deepAuthorRow, author)}` }
     ]
     for (const c of cases) {
       const res = await app.inject({ method: 'GET', url: c.url })
@@ -133,15 +139,15 @@ async function run (target: Target): Promise<void> {
     console.log('query plan, first page:')
     console.log(await planFor(database, undefined))
     console.log(`query plan, page after post ${DEEP.toLocaleString('en')}:`)
-    console.log(await planFor(database, deepRow.id))
+    console.log(await planFor(database, deepRow))
     console.log('query plan, one author, deep page:')
-    console.log(await planFor(database, deepAuthorRow.id, author))
+    console.log(await planFor(database, deepAuthorRow, author))
 
     // For contrast only (the API never does this): the same deep page by OFFSET, straight SQL.
     const keyset = []; const offset = []
     for (let i = 0; i < 30; i++) {
-      keyset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).where('id', '<', deepRow.id).orderBy('id', 'desc').limit(PAGE + 1).execute()))
-      offset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).orderBy('id', 'desc').limit(PAGE + 1).offset(DEEP).execute()))
+      keyset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).where(sql<boolean>`(created_at, id) < (${deepRow.created_at}, ${deepRow.id})`).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(PAGE + 1).execute()))
+      offset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(PAGE + 1).offset(DEEP).execute()))
     }
     console.log(`contrast, plain SQL for the page after post ${DEEP.toLocaleString('en')}: keyset median ${median(keyset).toFixed(3)} ms, OFFSET median ${median(offset).toFixed(3)} ms (${(median(offset) / median(keyset)).toFixed(0)}x)`)
     await app.close()

@@ -20,7 +20,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import type autocannon from 'autocannon'
-import { encodeCursor } from '../src/http/paging.js'
 import { scratchDatabase } from '../test/scratch-database.js'
 import { serviceArguments } from '../scripts/start-command.mjs'
 import { buildService, measure, median, pinLoadGenerator, PINNED, start, startFloor, startService, type Load, type Measured, type Server } from './load.js'
@@ -82,7 +81,7 @@ function routes (data: Seeded): Route[] {
   return [
     { key: 'post-by-id', name: 'GET /v1/posts/{id}', kind: 'read', load: async () => [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(readable)}` }) }] },
     { key: 'list', name: 'GET /v1/posts?limit=20', kind: 'read', load: async () => [{ method: 'GET', path: '/v1/posts?limit=20' }] },
-    { key: 'deep', name: 'GET /v1/posts?limit=20&cursor=(90%)', kind: 'page', load: async () => [{ method: 'GET', path: `/v1/posts?limit=20&cursor=${encodeCursor(BigInt(data.deepCursorId))}` }] },
+    { key: 'deep', name: 'GET /v1/posts?limit=20&cursor=(90%)', kind: 'page', load: async () => [{ method: 'GET', path: `/v1/posts?limit=20&cursor=${data.deepCursor}` }] },
     { key: 'product-by-id', name: 'GET /v1/products/{id}', kind: 'read', load: async () => [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/products/${random(data.productIds)}` }) }] },
     { key: 'views', name: 'POST /v1/posts/{id}/views', kind: 'write', load: async () => [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(readable)}/views` }) }] },
     {

@@ -238,8 +238,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List posts, newest first
-         * @description Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page's `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Any other query parameter is a 400 naming it.
+         * List posts: filter, search and sort
+         * @description Filters combine with AND: `authorId`, `createdAfter` and `createdBefore` (RFC 3339, both excluded), and `q`, a search of title and content in the database's full-text index (words, `prefix*`, `"a phrase"`). `sort` is `-createdAt` (newest first, the default), `createdAt` or `-views`; with `q` and no `sort`, the best matches come first. Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH). Any other query parameter, or a single-valued one given twice, is a 400 naming it.
          */
         get: operations["listPosts"];
         put?: never;
@@ -2686,6 +2686,45 @@ export interface components {
                 };
             };
         };
+        /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [CURSOR_MISMATCH](/errors/CURSOR_MISMATCH) */
+        ValidationErrorOrCursorMismatch: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                };
+            };
+        };
         /** @description [POST_NOT_FOUND](/errors/POST_NOT_FOUND) */
         PostNotFound: {
             headers: {
@@ -2761,45 +2800,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "FORBIDDEN_POST_ACCESS";
-                };
-            };
-        };
-        /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [CURSOR_MISMATCH](/errors/CURSOR_MISMATCH) */
-        ValidationErrorOrCursorMismatch: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/errors/VALIDATION_ERROR",
-                 *       "title": "Validation error",
-                 *       "status": 400,
-                 *       "code": "VALIDATION_ERROR",
-                 *       "message": "The request has invalid fields.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
-                };
-                /**
-                 * @example {
-                 *       "type": "/errors/VALIDATION_ERROR",
-                 *       "title": "Validation error",
-                 *       "status": 400,
-                 *       "code": "VALIDATION_ERROR",
-                 *       "message": "The request has invalid fields.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
                 };
             };
         };
@@ -3671,13 +3671,33 @@ export interface operations {
             query?: {
                 /** @description Items per page, 1 to 100 (default 20). */
                 limit?: number;
-                /** @description Opaque cursor from the previous page's Link rel="next". */
+                /** @description Opaque cursor from the previous page's Link rel="next"; valid only with the same `sort` and filters. */
                 cursor?: string;
                 /**
                  * @description Only posts by this user (an id). An unknown user has no posts: the list is empty.
                  * @example 42
                  */
                 authorId?: string;
+                /**
+                 * @description Words in the title or the content, all of them: `postgres replication`; a prefix ends in `*` (`replica*`); a quoted phrase matches words in that order (`"streaming replication"`). Words are matched by their stem (`replicas` finds `replica`) and case does not matter; other characters only separate words. At most 200 characters with at least one letter or digit. Without `sort`, the best matches come first.
+                 * @example postgres
+                 */
+                q?: string;
+                /**
+                 * @description Only posts created after this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits); earlier than `createdBefore`.
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                createdAfter?: string;
+                /**
+                 * @description Only posts created before this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits).
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                createdBefore?: string;
+                /**
+                 * @description The order: `-createdAt` newest first (the default without `q`), `createdAt` oldest first, `-views` most viewed first. Ties are broken by id in the same direction.
+                 * @example -views
+                 */
+                sort?: "-createdAt" | "createdAt" | "-views";
             };
             header?: never;
             path?: never;
@@ -3714,7 +3734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Post"][];
                 };
             };
-            400: components["responses"]["ValidationError"];
+            400: components["responses"]["ValidationErrorOrCursorMismatch"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4093,7 +4113,7 @@ export interface operations {
                 maxPrice?: number;
                 /**
                  * @description Words in the name, all of them: `paper notebook`; a prefix ends in `*` (`note*`); a quoted phrase matches words in that order (`"paper notebook"`). Words are matched by their stem (`notebooks` finds `notebook`) and case does not matter; other characters only separate words. At most 200 characters with at least one letter or digit. Without `sort`, the best matches come first.
-                 * @example notebook
+                 * @example paper
                  */
                 q?: string;
                 /**

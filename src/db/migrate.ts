@@ -11,6 +11,7 @@ import { eventFeedTable } from './migrations/008-event-feed-table.js'
 import { productSortIndexes } from './migrations/009-product-sort-indexes.js'
 import { productSearch } from './migrations/010-product-search.js'
 import { orderListIndexes } from './migrations/011-order-list-indexes.js'
+import { postListing } from './migrations/012-post-listing.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -26,7 +27,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '008-event-feed-table': eventFeedTable(dialect),
     '009-product-sort-indexes': productSortIndexes(dialect),
     '010-product-search': productSearch(dialect),
-    '011-order-list-indexes': orderListIndexes(dialect)
+    '011-order-list-indexes': orderListIndexes(dialect),
+    '012-post-listing': postListing(dialect)
   }
 }
 

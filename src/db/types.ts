@@ -10,10 +10,10 @@ export type Timestamp = ColumnType<Date | string, string, string>
 export type Flag = ColumnType<bigint | number, number, number>
 
 // The form toISOString() writes: what nowIso() stores. SQLite hands such text back as it is.
-const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+export const CANONICAL_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 export function toIso (value: Date | string): string {
-  if (typeof value === 'string' && CANONICAL.test(value)) return value
+  if (typeof value === 'string' && CANONICAL_TIMESTAMP.test(value)) return value
   return (value instanceof Date ? value : new Date(value)).toISOString()
 }
 

@@ -4,11 +4,16 @@ import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
 import type { RowWrite } from '../events/recorded-write.js'
 import type { PostRow } from './post.table.js'
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely'
+import type { PagePosition } from '../http/sorted-paging.js'
+import { fts5Query, tsQuery } from '../search/search-terms.js'
+import { fts5Occurrences, rankValue } from '../search/relevance.js'
+import { POST_ORDERS, type PostListing, type PostOrderName, type RankedPostRow } from './post.listing.js'
 
 // Every read returns the row with its author's name, which is what the representation (and so
 // the ETag) is made of. The name comes from a scalar subquery rather than a join, so that the
-// only table in FROM is posts and the planner of either database has one obvious plan for a
-// page: walk the index in id order and stop after `limit` rows, looking up one name per row.
+// planner of either database has one obvious plan for a page: walk the sort's index and stop
+// after `limit` rows, looking up one name per row.
 export type PostWithAuthor = PostRow & { author_name: string }
 
 // The columns, named rather than `*`: the hot queries run as prepared statements
@@ -43,41 +48,79 @@ export async function findPostForUpdate (trx: Executor, dialect: DialectName, id
   return { ...post, author_name: author.name }
 }
 
-export interface PostPage {
-  /** Only posts with an id below this one (the cursor), or from the newest when undefined. */
-  before: bigint | undefined
-  /** Rows to fetch: the page size plus one, to learn whether another page follows. */
-  take: number
-  authorId: bigint | undefined
-}
-
 /**
- * Newest first by id, one index range scan at any depth: `WHERE id < cursor ORDER BY id DESC
- * LIMIT n` on the primary key, or on (author_id, id) with the author filter. No OFFSET, no COUNT.
+ * `limit` posts of a list in its order, after `position` when given: the filters as conditions,
+ * the sort key and the id compared as one row value with the cursor's, so each page is a range of
+ * the sort's index (migration 012) at any depth; with an author, of the (author_id, created_at,
+ * id) index under a sort by time. No OFFSET, no COUNT.
+ *
+ * A search (`q`) is a condition on the database's text index of title and content (migration
+ * 012); sorted by relevance, the rank is the row's own (search/relevance.ts).
  */
-export function listPostsQuery (db: Executor, page: PostPage) {
+export function listPostsQuery (db: Executor, dialect: DialectName, listing: PostListing, limit: number, position: PagePosition<string | bigint> | undefined) {
+  const order = POST_ORDERS[listing.sort]
+  const { search } = listing
+  const postgres = dialect === 'postgres'
   let query = selectPosts(db)
-  if (page.before !== undefined) query = query.where('posts.id', '<', page.before)
-  if (page.authorId === undefined) return query.orderBy('posts.id', 'desc').limit(page.take)
-  // With the author fixed, ordering by (author_id, id) is the same order, spelled exactly as the
-  // (author_id, id) index, which serves both the filter and the order.
-  return query.where('posts.author_id', '=', page.authorId)
-    .orderBy('posts.author_id', 'desc').orderBy('posts.id', 'desc').limit(page.take)
+  let rank: RawBuilder<number | bigint> | undefined
+  if (search !== undefined && postgres && order.key === 'rank') {
+    const matches = tsQuery(search)
+    query = query.innerJoin(sql<{ post_id: bigint, document: unknown }>`post_search`.as('post_search'), (join) => join.onRef('post_search.post_id', '=', 'posts.id'))
+      .where(sql<boolean>`post_search.document @@ ${matches}`)
+    rank = sql`ts_rank(post_search.document, ${matches})`
+  } else if (search !== undefined && postgres) {
+    query = query.where(sql<boolean>`posts.id in (select post_id from post_search where document @@ ${tsQuery(search)})`)
+  } else if (search !== undefined && order.key === 'rank') {
+    // The text index drives the query: highlight() needs it in the FROM clause with its MATCH.
+    query = query.innerJoin(sql<{ rowid: bigint }>`posts_search`.as('posts_search'), (join) => join.onRef('posts_search.rowid', '=', 'posts.id'))
+      .where(sql<boolean>`posts_search match ${fts5Query(search)}`)
+    rank = fts5Occurrences('posts_search', 2)
+  } else if (search !== undefined) {
+    query = query.where(sql<boolean>`posts.id in (select rowid from posts_search where posts_search match ${fts5Query(search)})`)
+  }
+  if (listing.authorId !== undefined) query = query.where('posts.author_id', '=', listing.authorId)
+  if (listing.createdAfter !== undefined) query = query.where('posts.created_at', '>', listing.createdAfter)
+  if (listing.createdBefore !== undefined) query = query.where('posts.created_at', '<', listing.createdBefore)
+  const sortKey = rank ?? sql.ref(`posts.${order.key}`)
+  if (position !== undefined) {
+    const key = order.key === 'rank' ? rankValue(position.key as string, postgres) : sql`${position.key}`
+    query = query.where(sql<boolean>`(${sortKey}, posts.id) ${sql.raw(order.direction === 'desc' ? '<' : '>')} (${key}, ${position.id})`)
+  }
+  const ranked = rank === undefined ? query : query.select(rank.as('rank'))
+  return ranked.orderBy(sortKey, order.direction).orderBy('posts.id', order.direction).limit(limit)
 }
 
-// The four shapes of a page, each compiled once.
-const pages = {
-  first: precompiled((db: Executor, take: number) => listPostsQuery(db, { before: undefined, take, authorId: undefined })),
-  after: precompiled((db: Executor, before: bigint, take: number) => listPostsQuery(db, { before, take, authorId: undefined })),
-  authorFirst: precompiled((db: Executor, authorId: bigint, take: number) => listPostsQuery(db, { before: undefined, take, authorId })),
-  authorAfter: precompiled((db: Executor, authorId: bigint, before: bigint, take: number) => listPostsQuery(db, { before, take, authorId }))
+// The lists without a search or time bounds (each sort, with or without an author, first page or
+// after a cursor) are the ones read most: each such shape is compiled once (db/compiled.ts), its
+// arguments the page size, then the author, then the cursor's key and id, those it has.
+type PlainPage = (db: Executor, ...args: unknown[]) => CompiledQuery<RankedPostRow>
+const plainPages = new Map<string, PlainPage>()
+
+function plainPage (dialect: DialectName, sort: PostOrderName, author: boolean, after: boolean): PlainPage {
+  const shape = `${dialect} ${sort} ${author} ${after}`
+  let page = plainPages.get(shape)
+  if (page === undefined) {
+    page = precompiled((db: Executor, ...args: unknown[]) => {
+      const next = (() => { let i = 0; return () => args[i++] })()
+      const limit = next() as number
+      const authorId = author ? next() as bigint : undefined
+      const position = after ? { key: next() as string | bigint, id: next() as bigint } : undefined
+      return listPostsQuery(db, dialect, { sort, authorId, fingerprint: '' }, limit, position)
+    })
+    plainPages.set(shape, page)
+  }
+  return page
 }
 
-export async function listPosts (db: Executor, { before, take, authorId }: PostPage): Promise<PostWithAuthor[]> {
-  const query = authorId === undefined
-    ? (before === undefined ? pages.first(db, take) : pages.after(db, before, take))
-    : (before === undefined ? pages.authorFirst(db, authorId, take) : pages.authorAfter(db, authorId, before, take))
-  return (await execute(db, query)).rows
+export async function listPosts (db: Executor, dialect: DialectName, listing: PostListing, limit: number, position: PagePosition<string | bigint> | undefined): Promise<RankedPostRow[]> {
+  if (listing.search !== undefined || listing.createdAfter !== undefined || listing.createdBefore !== undefined) {
+    return await listPostsQuery(db, dialect, listing, limit, position).execute()
+  }
+  const args: unknown[] = [limit]
+  if (listing.authorId !== undefined) args.push(listing.authorId)
+  if (position !== undefined) args.push(position.key, position.id)
+  const page = plainPage(dialect, listing.sort, listing.authorId !== undefined, position !== undefined)
+  return (await execute(db, page(db, ...args))).rows
 }
 
 const insertPostQuery = precompiled((db: Executor, authorId: bigint, title: string, content: string, now: string) =>

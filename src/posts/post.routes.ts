@@ -10,11 +10,13 @@ import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { recordEvent } from '../events/event.repository.js'
 import { writeWithEvents } from '../events/recorded-write.js'
-import { finishPage, pageRequest } from '../http/paging.js'
+import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
+import { encodeSortedCursor, pagePosition } from '../http/sorted-paging.js'
+import { POST_ORDERS, PostListQuery, postListing, postQueryRules } from './post.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
 import { toPost } from './post.representation.js'
-import { Post, PostCreateBody, PostList, PostListQuery, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
+import { Post, PostCreateBody, PostList, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
 
 const tags = ['posts']
 const security = [{ bearerAuth: [] }]
@@ -51,20 +53,30 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.get('/posts', {
+    config: { queryRules: postQueryRules },
     schema: {
       tags,
       operationId: 'listPosts',
-      summary: 'List posts, newest first',
-      description: 'Keyset paging: `limit` (1 to 100, default 20) and the opaque `cursor` from the previous page\'s `Link: <…>; rel="next"` header, which is present only when more posts follow. Filter by author with `authorId`. Any other query parameter is a 400 naming it.',
+      summary: 'List posts: filter, search and sort',
+      description: 'Filters combine with AND: `authorId`, `createdAfter` and `createdBefore` (RFC 3339, both excluded), ' +
+        'and `q`, a search of title and content in the database\'s full-text index (words, `prefix*`, `"a phrase"`). ' +
+        '`sort` is `-createdAt` (newest first, the default), `createdAt` or `-views`; with `q` and no `sort`, the best matches come first. Keyset paging: `limit` 1 to 100 (default 20); ' +
+        'when more follow, `Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH). ' +
+        'Any other query parameter, or a single-valued one given twice, is a 400 naming it.',
       security: [],
       querystring: PostListQuery,
-      response: { 200: success(PostList, { description: 'A page of posts.', headers: LINK_HEADER }), ...errorResponses('VALIDATION_ERROR') }
+      response: {
+        200: success(PostList, { description: 'A page of posts.', headers: LINK_HEADER }),
+        ...errorResponses('VALIDATION_ERROR', 'CURSOR_MISMATCH')
+      }
     }
   }, async (request, reply) => {
-    const { limit, before } = pageRequest(request.query)
-    const authorId = request.query.authorId === undefined ? undefined : BigInt(request.query.authorId)
-    const rows = await listPosts(db, { before, take: limit + 1, authorId })
-    return finishPage(request, reply, rows, limit, toPost)
+    const listing = postListing(request.query)
+    const order = POST_ORDERS[listing.sort]
+    const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
+    const limit = request.query.limit ?? DEFAULT_LIMIT
+    const rows = await listPosts(db, dialect, listing, limit + 1, position)
+    return finishPage(request, reply, rows, limit, toPost, (row) => encodeSortedCursor({ fingerprint: listing.fingerprint, key: order.keyOf(row), id: row.id }))
   })
 
   app.get('/posts/:id', {

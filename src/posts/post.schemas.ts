@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { PageQuery } from '../http/paging.js'
-import { Id, IdString, named, ref, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { Id, named, ref, ReadOnly, Text, Timestamp } from '../http/schemas.js'
 
 // Field rules (docs/api.md): lengths are Unicode code points; "non-blank" and
 // well-formedness come from Text(). The rules set no limit on content; this service caps it
@@ -36,7 +35,7 @@ export const Post = named('Post', Type.Object({
   updatedAt: Timestamp
 }, { description: 'A post.', examples: [postExample] }))
 
-export const PostList = Type.Array(ref(Post), { maxItems: 100, description: 'Posts, newest first: at most `limit` (1 to 100).', examples: [[postExample]] })
+export const PostList = Type.Array(ref(Post), { maxItems: 100, description: 'Posts in the order asked for: at most `limit` (1 to 100).', examples: [[postExample]] })
 
 export const PostViews = named('PostViews', Type.Object({ views: ViewCount }, { description: 'The post\'s view count after this view.', examples: [{ views: 1 }] }))
 
@@ -76,8 +75,3 @@ export const PostPatchBody = named('PostPatchRequest', Type.Object({
   description: 'Some of title and content: at least one.',
   examples: [{ title: 'A better title' }]
 }))
-
-export const PostListQuery = Type.Object({
-  ...PageQuery,
-  authorId: Type.Optional(IdString('Only posts by this user (an id). An unknown user has no posts: the list is empty.'))
-})

@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { FieldError } from '../http/errors.js'
 import { listFingerprint, SortedPageQuery } from '../http/sorted-paging.js'
-import { toIso } from '../db/types.js'
+import { createdAtKey } from '../http/created-range.js'
 import { searchTerms, type SearchTerms } from '../search/search-terms.js'
-import { HAS_WORD } from '../http/schemas.js'
+import { SearchParameter } from '../search/search-parameter.js'
+import { rankKey } from '../search/relevance.js'
 import { CATEGORIES, CategorySchema, MAX_PRICE, type Category } from './product.schemas.js'
 import type { ProductRow } from './product.table.js'
 
@@ -16,7 +17,6 @@ export type ProductSort = typeof PRODUCT_SORTS[number]
 export const DEFAULT_PRODUCT_SORT: ProductSort = '-createdAt'
 
 const PRICE_BOUND = 'an integer number of the smallest currency unit, 1 to 1,000,000,000'
-export const MAX_SEARCH_LENGTH = 200
 
 export const ProductListQuery = Type.Object({
   ...SortedPageQuery,
@@ -30,16 +30,7 @@ export const ProductListQuery = Type.Object({
   inStock: Type.Optional(Type.Boolean({ description: '`true`: only products with stock above 0; `false`: only those with none.', examples: [true] })),
   minPrice: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PRICE, description: `Lowest price, inclusive: ${PRICE_BOUND}; at most \`maxPrice\`.`, examples: [500] })),
   maxPrice: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PRICE, description: `Highest price, inclusive: ${PRICE_BOUND}.`, examples: [2000] })),
-  q: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: MAX_SEARCH_LENGTH,
-    pattern: HAS_WORD,
-    'x-well-formed': true,
-    description: 'Words in the name, all of them: `paper notebook`; a prefix ends in `*` (`note*`); a quoted phrase matches words in that order (`"paper notebook"`). ' +
-      'Words are matched by their stem (`notebooks` finds `notebook`) and case does not matter; other characters only separate words. ' +
-      `At most ${MAX_SEARCH_LENGTH} characters with at least one letter or digit. Without \`sort\`, the best matches come first.`,
-    examples: ['notebook']
-  })),
+  q: Type.Optional(SearchParameter('the name', { words: 'paper notebook', prefix: 'note', phrase: 'paper notebook', stem: '`notebooks` finds `notebook`' })),
   sort: Type.Optional(Type.Unsafe<ProductSort>({
     type: 'string',
     enum: [...PRODUCT_SORTS],
@@ -108,9 +99,7 @@ export interface ProductOrder {
 /** A product row as a list reads it: with its search rank when it is sorted by relevance. */
 export type RankedProductRow = ProductRow & { rank?: bigint | number }
 
-const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
-const RANK = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,12})?(e-[1-9][0-9]?)?$/
-const byCreatedAt = { key: 'created_at', keyOf: (row: RankedProductRow) => toIso(row.created_at), readKey: (key: string) => ISO_TIME.test(key) && !Number.isNaN(Date.parse(key)) ? key : undefined } as const
+const byCreatedAt = { key: 'created_at', ...createdAtKey } as const
 const byPrice = { key: 'price', keyOf: (row: RankedProductRow) => row.price.toString(), readKey: (key: string) => /^[1-9][0-9]{0,9}$/.test(key) ? BigInt(key) : undefined } as const
 
 export const PRODUCT_ORDERS: Record<ProductOrderName, ProductOrder> = {
@@ -119,7 +108,5 @@ export const PRODUCT_ORDERS: Record<ProductOrderName, ProductOrder> = {
   price: { ...byPrice, direction: 'asc' },
   '-price': { ...byPrice, direction: 'desc' },
   name: { key: 'name', direction: 'asc', keyOf: (row) => row.name, readKey: (key) => key.length <= 100 ? key : undefined },
-  // The rank is a count on SQLite and PostgreSQL's ts_rank (a real), both computed from the row
-  // alone, so a row keeps its place while others are added (see product.repository.ts).
-  relevance: { key: 'rank', direction: 'desc', keyOf: (row) => String(row.rank), readKey: (key) => RANK.test(key) ? key : undefined }
+  relevance: { key: 'rank', direction: 'desc', ...rankKey }
 }

@@ -6,6 +6,7 @@ import type { Category } from './product.schemas.js'
 import type { ProductRow, ProductTable } from './product.table.js'
 import { sql, type RawBuilder, type Updateable } from 'kysely'
 import { fts5Query, tsQuery } from '../search/search-terms.js'
+import { fts5Occurrences, rankValue } from '../search/relevance.js'
 import type { PagePosition } from '../http/sorted-paging.js'
 import { PRODUCT_ORDERS, type ProductListing, type RankedProductRow } from './product.listing.js'
 
@@ -65,10 +66,7 @@ const LISTED_COLUMNS = PRODUCT_COLUMNS.map((column) => `products.${column}` as c
  * (PostgreSQL's "C" collation, SQLite's BINARY): the order does not depend on the server's locale.
  *
  * A search (`q`) is a condition on the database's text index (migration 010); sorted by
- * relevance, its rank is computed from the row alone, never from the whole table (FTS5's bm25
- * and PostgreSQL's ts_rank_cd with normalisation by document counts change as rows are added, so
- * a cursor holding one would skip or repeat rows): on SQLite the number of times the terms occur
- * in the name (highlight() marks each), on PostgreSQL ts_rank, which weighs the same frequencies.
+ * relevance, the rank is the row's own (search/relevance.ts).
  */
 export function listProductsQuery (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined) {
   const { filters } = listing
@@ -86,8 +84,7 @@ export function listProductsQuery (db: Executor, dialect: DialectName, listing: 
     // The text index drives the query: highlight() needs it in the FROM clause with its MATCH.
     query = query.innerJoin(sql<{ rowid: bigint }>`products_search`.as('products_search'), (join) => join.onRef('products_search.rowid', '=', 'products.id'))
       .where(sql<boolean>`products_search match ${fts5Query(search)}`)
-    const marked = sql`highlight(products_search, 0, char(1), char(2))`
-    rank = sql`(length(${marked}) - length(replace(${marked}, char(1), '')))`
+    rank = fts5Occurrences('products_search', 1)
   } else if (search !== undefined) {
     query = query.where(sql<boolean>`products.id in (select rowid from products_search where products_search match ${fts5Query(search)})`)
   }
@@ -98,7 +95,7 @@ export function listProductsQuery (db: Executor, dialect: DialectName, listing: 
   if (filters.maxPrice !== undefined) query = query.where('products.price', '<=', BigInt(filters.maxPrice))
   const sortKey = rank ?? (order.key === 'name' && postgres ? sql`products.name collate "C"` : sql.ref(`products.${order.key}`))
   if (position !== undefined) {
-    const key = order.key !== 'rank' ? sql`${position.key}` : postgres ? sql`${position.key}::real` : sql`${Number(position.key)}`
+    const key = order.key === 'rank' ? rankValue(position.key as string, postgres) : sql`${position.key}`
     query = query.where(sql<boolean>`(${sortKey}, products.id) ${sql.raw(order.direction === 'desc' ? '<' : '>')} (${key}, ${position.id})`)
   }
   const ranked = rank === undefined ? query : query.select(rank.as('rank'))

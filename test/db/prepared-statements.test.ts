@@ -5,6 +5,7 @@ import { nameStatement } from '../../src/db/statement-names.js'
 import { inTransaction } from '../../src/db/transaction.js'
 import { findPost, findPostForUpdate, listPosts } from '../../src/posts/post.repository.js'
 import { findProductById } from '../../src/products/product.repository.js'
+import { postListing } from '../../src/posts/post.listing.js'
 import { buildTestApp, dialect } from '../helper.js'
 
 // On PostgreSQL the hot queries of a fixed shape run as named prepared statements, parsed and
@@ -20,8 +21,8 @@ async function preparedAfterHotReads (env: Record<string, string>): Promise<Arra
     return await app.db.connection().execute(async (connection) => {
       assert.equal(await findPost(connection, 1n), undefined)
       assert.equal(await findProductById(connection, 1n), undefined)
-      assert.deepEqual(await listPosts(connection, { before: undefined, take: 21, authorId: undefined }), [])
-      assert.deepEqual(await listPosts(connection, { before: 10n, take: 21, authorId: 3n }), [])
+      assert.deepEqual(await listPosts(connection, 'postgres', postListing({}), 21, undefined), [])
+      assert.deepEqual(await listPosts(connection, 'postgres', postListing({ authorId: '3' }), 21, { key: '2026-11-25T10:00:00.000Z', id: 10n }), [])
       const { rows } = await sql<{ name: string, statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(connection)
       return rows
     })
@@ -39,7 +40,7 @@ describe('prepared statements', () => {
       assert.doesNotMatch(statement, /\*/)
     }
     assert.ok(prepared.some(({ statement }) => /from "products" where "id" = \$1$/.test(statement)))
-    assert.ok(prepared.some(({ statement }) => /"posts"\."author_id" = \$2/.test(statement)))
+    assert.ok(prepared.some(({ statement }) => /"posts"\."author_id" = \$1 and \("posts"\."created_at", posts.id\) < \(\$2, \$3\)/.test(statement)))
   })
 
   test('inside a transaction too: the row lock and the author\'s name are named statements of its connection', { skip: postgresOnly }, async () => {

@@ -94,12 +94,13 @@ describe('GET /v1/posts', () => {
     assert.deepEqual((await list('?authorId=9223372036854775807')).json(), [])
   })
 
-  test('a cursor from another filter still just means "older than that post"', async () => {
+  test('a cursor is valid only for its own list: another filter or sort is 400 CURSOR_MISMATCH, another limit is fine', async () => {
     const cursorUrl = nextLink((await list('?limit=5')).headers.link)!
     const cursor = new URL(cursorUrl, 'http://x').searchParams.get('cursor')!
-    const res = await list(`?authorId=${alice.id}&cursor=${cursor}`)
-    const boundary = allIds()[4]!
-    assert.deepEqual(ids(res.json()), [...aliceIds].reverse().filter((id) => id < boundary).slice(0, 20))
+    for (const other of [`authorId=${alice.id}`, 'sort=createdAt', 'sort=-views', 'q=post', 'createdAfter=2000-01-01T00:00:00Z']) {
+      assertError(await list(`?${other}&cursor=${cursor}`), 400, 'CURSOR_MISMATCH')
+    }
+    assert.deepEqual(ids((await list(`?sort=-createdAt&limit=3&cursor=${cursor}`)).json()), allIds().slice(5, 8))
   })
 
   test('an invalid limit is 400 on field limit', async () => {

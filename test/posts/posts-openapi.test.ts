@@ -47,13 +47,13 @@ describe('posts in the OpenAPI document', () => {
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '412'), ['PRECONDITION_FAILED'])
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '400'), ['MALFORMED_JSON', 'VALIDATION_ERROR'])
     assert.deepEqual(codesAt(op('/v1/posts', 'post'), '401'), ['AUTHENTICATION_REQUIRED'])
-    assert.deepEqual(codesAt(op('/v1/posts', 'get'), '400'), ['VALIDATION_ERROR'])
+    assert.deepEqual(codesAt(op('/v1/posts', 'get'), '400'), ['CURSOR_MISMATCH', 'VALIDATION_ERROR'])
   })
 
-  test('PATCH documents both media types; the list documents limit, cursor and authorId', () => {
+  test('PATCH documents both media types; the list documents its paging, filters and sort', () => {
     assert.deepEqual(Object.keys(op('/v1/posts/{id}', 'patch').requestBody.content).sort(), ['application/json', 'application/merge-patch+json'].sort())
     const names = op('/v1/posts', 'get').parameters.map((p: { name: string }) => p.name).sort()
-    assert.deepEqual(names, ['authorId', 'cursor', 'limit'])
+    assert.deepEqual(names, ['authorId', 'createdAfter', 'createdBefore', 'cursor', 'limit', 'q', 'sort'])
   })
 
   test('the post representation has exactly its seven members', () => {

@@ -1,0 +1,51 @@
+import { Type } from '@sinclair/typebox'
+import type { FieldError } from './errors.js'
+import { compareInstants, millisecondBounds, parseTimestamp } from './timestamps.js'
+import { CANONICAL_TIMESTAMP, toIso } from '../db/types.js'
+
+// `createdAfter` and `createdBefore`, the same on every list that has them (orders, posts):
+// RFC 3339 instants, both excluded, the first earlier than the second; and the creation time as
+// the key a cursor carries under a sort by it.
+
+const TIMESTAMP = 'An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits)'
+
+/** The two query parameters; `items` names what is listed (`orders`). */
+export function createdRangeQuery (items: string) {
+  return {
+    createdAfter: Type.Optional(Type.String({ format: 'date-time', description: `Only ${items} created after this instant (excluded). ${TIMESTAMP}; earlier than \`createdBefore\`.`, examples: ['2026-11-01T00:00:00Z'] })),
+    createdBefore: Type.Optional(Type.String({ format: 'date-time', description: `Only ${items} created before this instant (excluded). ${TIMESTAMP}.`, examples: ['2026-12-01T00:00:00Z'] }))
+  }
+}
+
+/** The rule between the two, checked with the schema's (see validation.ts). */
+export function createdRangeRule (query: Record<string, unknown>): FieldError[] {
+  const after = typeof query.createdAfter === 'string' ? parseTimestamp(query.createdAfter) : undefined
+  const before = typeof query.createdBefore === 'string' ? parseTimestamp(query.createdBefore) : undefined
+  if (after !== undefined && before !== undefined && compareInstants(after, before) >= 0) {
+    return [{ field: 'createdAfter', message: 'must be earlier than createdBefore' }]
+  }
+  return []
+}
+
+export interface CreatedRange {
+  /** Stored times strictly after this one (the bound's millisecond; see timestamps.ts). */
+  createdAfter?: string
+  /** Stored times strictly before this one. */
+  createdBefore?: string
+}
+
+/** The bounds as stored times, for a query that passed validation (both are well-formed). */
+export function createdRange (query: { createdAfter?: string, createdBefore?: string }): CreatedRange {
+  const after = query.createdAfter === undefined ? undefined : parseTimestamp(query.createdAfter)
+  const before = query.createdBefore === undefined ? undefined : parseTimestamp(query.createdBefore)
+  return {
+    createdAfter: after === undefined ? undefined : millisecondBounds(after).floor,
+    createdBefore: before === undefined ? undefined : millisecondBounds(before).ceiling
+  }
+}
+
+/** A creation time as a cursor's key: its stored form, and read back only in that form. */
+export const createdAtKey = {
+  keyOf: (row: { created_at: Date | string }) => toIso(row.created_at),
+  readKey: (key: string) => CANONICAL_TIMESTAMP.test(key) && parseTimestamp(key) !== undefined ? key : undefined
+}
