@@ -18,14 +18,14 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { encodeSortedCursor } from '../src/http/sorted-paging.js'
+import { sortedCursorOf } from '../src/http/sorted-paging.js'
 import { PRODUCT_ORDERS, PRODUCT_SORTS, productListing, type ProductListQueryType } from '../src/products/product.listing.js'
-import { listProductsQuery } from '../src/products/product.repository.js'
+import { listProducts, listProductsQueries } from '../src/products/product.repository.js'
 import { CATEGORIES } from '../src/products/product.schemas.js'
 import { orderCursorKey, orderListing, ORDER_SORTS } from '../src/orders/order.listing.js'
-import { listOrdersQuery } from '../src/orders/order.repository.js'
+import { listOrders } from '../src/orders/order.repository.js'
 import { POST_ORDERS, POST_SORTS, postListing, type PostListQueryType } from '../src/posts/post.listing.js'
-import { listPostsQuery } from '../src/posts/post.repository.js'
+import { listPosts, listPostsQueries } from '../src/posts/post.repository.js'
 import { toIso } from '../src/db/types.js'
 import { insertSession } from '../src/sessions/session.repository.js'
 import { newToken } from '../src/sessions/token.js'
@@ -190,12 +190,19 @@ async function explained (database: DatabaseHandle, compiled: CompiledQuery): Pr
   return result.rows.map((r) => '      ' + (r.detail ?? r['QUERY PLAN'] ?? JSON.stringify(r))).join('\n')
 }
 
+/** The plans of the queries a page runs (two on SQLite after a cursor: src/db/keyset.ts). */
+async function plansOf (database: DatabaseHandle, queries: Array<{ compile: () => CompiledQuery }>): Promise<string> {
+  const plans: string[] = []
+  for (const query of queries) plans.push(await explained(database, query.compile()))
+  return plans.join('\n      --- then\n')
+}
+
 async function planFor (database: DatabaseHandle, query: string, position?: { key: string | bigint, id: bigint }): Promise<string> {
-  return await explained(database, listProductsQuery(database.db, database.dialect, productListing(parsed(query)), PAGE + 1, position).compile())
+  return await plansOf(database, listProductsQueries(database.db, database.dialect, productListing(parsed(query)), PAGE + 1, position))
 }
 
 async function postPlanFor (database: DatabaseHandle, query: string, position?: { key: string | bigint, id: bigint }): Promise<string> {
-  return await explained(database, listPostsQuery(database.db, database.dialect, postListing(parsedPosts(query)), PAGE + 1, position).compile())
+  return await plansOf(database, listPostsQueries(database.db, database.dialect, postListing(parsedPosts(query)), PAGE + 1, position))
 }
 
 async function run (target: Target): Promise<string[]> {
@@ -240,9 +247,11 @@ async function run (target: Target): Promise<string[]> {
     for (const query of lists) {
       const listing = productListing(parsed(query))
       const order = PRODUCT_ORDERS[listing.sort]
-      const all = await listProductsQuery(database.db, database.dialect, listing, PRODUCTS, undefined).execute()
-      const deepRow = all[Math.min(DEEP, Math.floor(all.length * 0.99)) - 1]!
-      const cursor = encodeSortedCursor({ fingerprint: listing.fingerprint, key: order.keyOf(deepRow), id: deepRow.id })
+      const all = await listProducts(database.db, database.dialect, listing, PRODUCTS, undefined)
+      const deepAt = Math.min(DEEP, Math.floor(all.length * 0.99)) - 1
+      const deepRow = all[deepAt]!
+      // The cursor the service issues after that row (the row after it says whether they tie).
+      const cursor = sortedCursorOf(listing.fingerprint, order.keyOf)(deepRow, all[deepAt + 1])
       const [first, deep] = await alternating([`/v1/products?${query}&limit=${PAGE}`, `/v1/products?${query}&limit=${PAGE}&cursor=${cursor}`], ROUNDS) as [number[], number[]]
       const ratio = median(deep) / median(first)
       console.log(`  ${query.padEnd(40)} ${all.length.toLocaleString('en').padStart(7)} rows  first ${median(first).toFixed(3)} ms  deep ${median(deep).toFixed(3)} ms  (p99 ${quantile(first, 0.99).toFixed(2)} / ${quantile(deep, 0.99).toFixed(2)})  deep/first ${ratio.toFixed(2)}`)
@@ -255,9 +264,10 @@ async function run (target: Target): Promise<string[]> {
     for (const [query, owner] of [...ORDER_SORTS.map((sort) => [`sort=${sort}`, undefined]), ...ORDER_SORTS.map((sort) => [`sort=${sort}&status=PAID`, undefined]), ['sort=-createdAt', buyer.id]] as Array<[string, bigint | undefined]>) {
       const params = new URLSearchParams(query)
       const listing = orderListing({ sort: params.get('sort') as typeof ORDER_SORTS[number], status: params.has('status') ? ['PAID'] : undefined })
-      const rows = await listOrdersQuery(database.db, listing, owner, PRODUCTS, undefined).execute()
-      const deepRow = rows[Math.floor(rows.length * 0.99) - 1]!
-      const cursor = encodeSortedCursor({ fingerprint: listing.fingerprint, key: orderCursorKey.keyOf(deepRow), id: deepRow.id })
+      const rows = await listOrders(database.db, database.dialect, listing, owner, PRODUCTS, undefined)
+      const deepAt = Math.floor(rows.length * 0.99) - 1
+      const deepRow = rows[deepAt]!
+      const cursor = sortedCursorOf(listing.fingerprint, orderCursorKey.keyOf)(deepRow, rows[deepAt + 1])
       const url = `/v1/orders?${query}&limit=${PAGE}`
       const [first, deep] = await alternating([url, `${url}&cursor=${cursor}`], ROUNDS, owner === undefined ? admin.auth : buyer.auth) as [number[], number[]]
       const ratio = median(deep) / median(first)
@@ -298,9 +308,10 @@ async function run (target: Target): Promise<string[]> {
     for (const query of [...POST_SORTS.map((sort) => `sort=${sort}`), ...POST_SORTS.map((sort) => `sort=${sort}&${author}`), `sort=-createdAt&${range}`]) {
       const listing = postListing(parsedPosts(query))
       const order = POST_ORDERS[listing.sort]
-      const rows = await listPostsQuery(database.db, database.dialect, listing, POSTS, undefined).execute()
-      const deepRow = rows[Math.floor(rows.length * 0.99) - 1]!
-      const cursor = encodeSortedCursor({ fingerprint: listing.fingerprint, key: order.keyOf(deepRow), id: deepRow.id })
+      const rows = await listPosts(database.db, database.dialect, listing, POSTS, undefined)
+      const deepAt = Math.floor(rows.length * 0.99) - 1
+      const deepRow = rows[deepAt]!
+      const cursor = sortedCursorOf(listing.fingerprint, order.keyOf)(deepRow, rows[deepAt + 1])
       const url = `/v1/posts?${query}&limit=${PAGE}`
       const [first, deep] = await alternating([url, `${url}&cursor=${cursor}`], ROUNDS) as [number[], number[]]
       const ratio = median(deep) / median(first)
@@ -323,7 +334,7 @@ async function run (target: Target): Promise<string[]> {
       'q=%22brass%20kettle%22'
     ]
     for (const query of postSearches) {
-      const matches = (await listPostsQuery(database.db, database.dialect, postListing(parsedPosts(query)), POSTS, undefined).execute()).length
+      const matches = (await listPosts(database.db, database.dialect, postListing(parsedPosts(query)), POSTS, undefined)).length
       const times = await timeOf(`/v1/posts?${query}&limit=${PAGE}`, ROUNDS)
       const p99 = quantile(times, 0.99)
       console.log(`  ${shown(query).padEnd(52)} ${matches.toLocaleString('en').padStart(6)} rows  median ${median(times).toFixed(3)} ms  p99 ${p99.toFixed(3)} ms`)

@@ -14,11 +14,11 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { encodeSortedCursor } from '../src/http/sorted-paging.js'
+import { sortedCursorOf } from '../src/http/sorted-paging.js'
 import { createdAtKey } from '../src/http/created-range.js'
 import { postListing } from '../src/posts/post.listing.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
-import { listPostsQuery } from '../src/posts/post.repository.js'
+import { listPostsQueries } from '../src/posts/post.repository.js'
 
 const POSTS = Math.max(100_000, Number(process.env.BENCH_POSTS ?? 100_000))
 const ROUNDS = Math.max(50, Number(process.env.BENCH_ROUNDS ?? 1000))
@@ -80,10 +80,15 @@ async function seed (database: DatabaseHandle): Promise<bigint[]> {
 /** The database's plan for the very query the list runs (built by the repository). */
 async function planFor (database: DatabaseHandle, after: Row | undefined, authorId?: bigint): Promise<string> {
   const position = after === undefined ? undefined : { key: createdAtKey.keyOf(after), id: after.id }
-  const query = listPostsQuery(database.db, database.dialect, postListing({ authorId: authorId?.toString() }), PAGE + 1, position).compile()
   const explain = database.dialect === 'postgres' ? 'EXPLAIN ' : 'EXPLAIN QUERY PLAN '
-  const result = await database.db.executeQuery<Record<string, string>>(CompiledQuery.raw(explain + query.sql, [...query.parameters]))
-  return result.rows.map((r) => '    ' + (r.detail ?? r['QUERY PLAN'] ?? JSON.stringify(r))).join('\n')
+  const plans: string[] = []
+  // Two queries on SQLite after a cursor (src/db/keyset.ts): the rest of a tie, then beyond it.
+  for (const built of listPostsQueries(database.db, database.dialect, postListing({ authorId: authorId?.toString() }), PAGE + 1, position)) {
+    const query = built.compile()
+    const result = await database.db.executeQuery<Record<string, string>>(CompiledQuery.raw(explain + query.sql, [...query.parameters]))
+    plans.push(result.rows.map((r) => '    ' + (r.detail ?? r['QUERY PLAN'] ?? JSON.stringify(r))).join('\n'))
+  }
+  return plans.join('\n    --- then\n')
 }
 
 async function run (target: Target): Promise<void> {
@@ -100,21 +105,22 @@ async function run (target: Target): Promise<void> {
     // The cursors a client would hold after paging past the 99,000th newest post (all posts)
     // and past the 9,900th newest post of one author (a tenth of the table). Found by OFFSET
     // here, once, in the set-up only.
-    const newest = database.db.selectFrom('posts').select(['id', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1)
-    const deepRow = await newest.offset(DEEP - 1).executeTakeFirstOrThrow()
-    const middleRow = await newest.offset(POSTS / 2 - 1).executeTakeFirstOrThrow()
+    // Each row with the one after it, which says whether the next page starts among equal times.
+    const newest = database.db.selectFrom('posts').select(['id', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(2)
+    const [deepRow, afterDeep] = await newest.offset(DEEP - 1).execute()
+    const [middleRow, afterMiddle] = await newest.offset(POSTS / 2 - 1).execute()
     const author = authorIds[3]!
-    const deepAuthorRow = await newest.where('author_id', '=', author).offset(DEEP / AUTHORS - 1).executeTakeFirstOrThrow()
-    const cursor = (row: Row, authorId?: bigint) => encodeSortedCursor({ fingerprint: postListing({ authorId: authorId?.toString() }).fingerprint, key: createdAtKey.keyOf(row), id: row.id })
+    const [deepAuthorRow, afterDeepAuthor] = await newest.where('author_id', '=', author).offset(DEEP / AUTHORS - 1).execute()
+    const cursor = (row: Row, next: Row | undefined, authorId?: bigint) => sortedCursorOf(postListing({ authorId: authorId?.toString() }).fingerprint, createdAtKey.keyOf)(row, next)
 
     const app = await buildApp({ config, database, logger: false })
     await app.ready()
     const cases = [
       { name: 'first page          ', url: `/v1/posts?limit=${PAGE}` },
-      { name: `after post ${(POSTS / 2).toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${cursor(middleRow)}` },
-      { name: `after post ${DEEP.toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${cursor(deepRow)}` },
+      { name: `after post ${(POSTS / 2).toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${cursor(middleRow!, afterMiddle)}` },
+      { name: `after post ${DEEP.toLocaleString('en')}   `, url: `/v1/posts?limit=${PAGE}&cursor=${cursor(deepRow!, afterDeep)}` },
       { name: 'author, first page  ', url: `/v1/posts?limit=${PAGE}&authorId=${author}` },
-      { name: `author, after ${(DEEP / AUTHORS).toLocaleString('en')} `, url: `/v1/posts?limit=${PAGE}&authorId=${author}&cursor=${cursor(deepAuthorRow, author)}` }
+      { name: `author, after ${(DEEP / AUTHORS).toLocaleString('en')} `, url: `/v1/posts?limit=${PAGE}&authorId=${author}&cursor=${cursor(deepAuthorRow!, afterDeepAuthor, author)}` }
     ]
     for (const c of cases) {
       const res = await app.inject({ method: 'GET', url: c.url })
@@ -139,14 +145,14 @@ async function run (target: Target): Promise<void> {
     console.log('query plan, first page:')
     console.log(await planFor(database, undefined))
     console.log(`query plan, page after post ${DEEP.toLocaleString('en')}:`)
-    console.log(await planFor(database, deepRow))
+    console.log(await planFor(database, deepRow!))
     console.log('query plan, one author, deep page:')
-    console.log(await planFor(database, deepAuthorRow, author))
+    console.log(await planFor(database, deepAuthorRow!, author))
 
     // For contrast only (the API never does this): the same deep page by OFFSET, straight SQL.
     const keyset = []; const offset = []
     for (let i = 0; i < 30; i++) {
-      keyset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).where(sql<boolean>`(created_at, id) < (${deepRow.created_at}, ${deepRow.id})`).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(PAGE + 1).execute()))
+      keyset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).where(sql<boolean>`(created_at, id) < (${deepRow!.created_at}, ${deepRow!.id})`).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(PAGE + 1).execute()))
       offset.push(await time(() => database.db.selectFrom('posts').select(['id', 'title']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(PAGE + 1).offset(DEEP).execute()))
     }
     console.log(`contrast, plain SQL for the page after post ${DEEP.toLocaleString('en')}: keyset median ${median(keyset).toFixed(3)} ms, OFFSET median ${median(offset).toFixed(3)} ms (${(median(offset) / median(keyset)).toFixed(0)}x)`)

@@ -6,7 +6,7 @@ import { sql } from 'kysely'
 import { openDatabase } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { createdAtKey } from '../src/http/created-range.js'
-import { encodeSortedCursor } from '../src/http/sorted-paging.js'
+import { sortedCursorOf } from '../src/http/sorted-paging.js'
 import { postListing } from '../src/posts/post.listing.js'
 import { newToken } from '../src/sessions/token.js'
 import { hashPassword } from '../src/users/password.js'
@@ -99,8 +99,8 @@ export async function seed (databaseUrl: string, size: SeedSize): Promise<Seeded
     const postIds = await range('posts')
     const editable = (await db.selectFrom('posts').select(['id', 'author_id']).orderBy('id').limit(Math.min(Math.floor(size.posts / 10), 4000)).execute())
       .map((p) => ({ id: Number(p.id), authorId: Number(p.author_id) }))
-    const deep = await db.selectFrom('posts').select(['id', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(Math.floor(size.posts * 0.9) - 1).executeTakeFirstOrThrow()
-    const deepCursor = encodeSortedCursor({ fingerprint: postListing({}).fingerprint, key: createdAtKey.keyOf(deep), id: deep.id })
+    const [deep, after] = await db.selectFrom('posts').select(['id', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(2).offset(Math.floor(size.posts * 0.9) - 1).execute()
+    const deepCursor = sortedCursorOf(postListing({}).fingerprint, createdAtKey.keyOf)(deep!, after)
     return { users, postIds, editable, productIds: await range('products'), deepCursor }
   } finally {
     await db.destroy()

@@ -70,7 +70,7 @@ function jsonBytesAtMost (value: unknown): number {
  * Given up to limit + 1 rows fetched in the list's order, returns the page's items (each row
  * turned into its representation by `present`) and sets the Link header when more rows follow:
  * past `limit`, or past PAGE_BYTES of JSON, whichever comes first. The next page's cursor is
- * `cursorOf` the last item's row (by default its id: lists newest first).
+ * `cursorOf` the last item's row and the row after it (by default the last id: lists newest first).
  *
  * The exact JSON size is needed only near the cap. Until an upper bound of the items' size
  * reaches it (every ordinary page: twenty posts of a few hundred characters are tens of
@@ -78,7 +78,7 @@ function jsonBytesAtMost (value: unknown): number {
  * page stops after the very item it would stop after if every item were measured.
  */
 export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number, present: (row: T) => R,
-  cursorOf: (row: T) => string = (row) => encodeCursor(row.id)): R[] {
+  cursorOf: (row: T, next: T | undefined) => string = (row) => encodeCursor(row.id)): R[] {
   const items: R[] = []
   let bound = 0
   let exact: number | undefined
@@ -99,7 +99,7 @@ export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest
   if (more) {
     const last = rows[items.length - 1]!
     const url = new URL(request.url, 'http://placeholder')
-    url.searchParams.set('cursor', cursorOf(last))
+    url.searchParams.set('cursor', cursorOf(last, rows[items.length]))
     void reply.header('link', `<${url.pathname}${url.search}>; rel="next"`)
   }
   return items

@@ -29,10 +29,25 @@ export interface SortedCursor {
   /** The last row's sort key, as text (a timestamp, an integer, a name, a rank). */
   readonly key: string
   readonly id: bigint
+  /**
+   * Whether the row after the last one had the same key: the next page starts inside a run of
+   * equal keys. Without it, no row that was there when the page was read has the cursor's key and
+   * an id beyond its own, so the next page is only the keys beyond (db/keyset.ts).
+   */
+  readonly tied?: boolean
 }
 
 export function encodeSortedCursor (cursor: SortedCursor): string {
-  return Buffer.from(PREFIX + JSON.stringify([cursor.fingerprint, cursor.key, cursor.id.toString()])).toString('base64url')
+  const parts = [cursor.fingerprint, cursor.key, cursor.id.toString()]
+  return Buffer.from(PREFIX + JSON.stringify(cursor.tied === true ? [...parts, 1] : parts)).toString('base64url')
+}
+
+/** The cursor after a page's last row, given the row after it (finishPage's `cursorOf`). */
+export function sortedCursorOf<K> (fingerprint: string, keyOf: (row: K) => string): <T extends K & { id: bigint }>(row: T, next: T | undefined) => string {
+  return (row, next) => {
+    const key = keyOf(row)
+    return encodeSortedCursor({ fingerprint, key, id: row.id, tied: next !== undefined && keyOf(next) === key })
+  }
 }
 
 // The last cursor read and its parts: validation reads a request's cursor, then its route reads
@@ -55,12 +70,13 @@ function readSortedCursor (cursor: string): SortedCursor | undefined {
   } catch {
     return undefined
   }
-  if (!Array.isArray(parts) || parts.length !== 3) return undefined
-  const [fingerprint, key, id] = parts as unknown[]
+  if (!Array.isArray(parts) || parts.length < 3 || parts.length > 4) return undefined
+  const [fingerprint, key, id, tied] = parts as unknown[]
+  if (parts.length === 4 && tied !== 1) return undefined
   if (typeof fingerprint !== 'string' || !FINGERPRINT.test(fingerprint)) return undefined
   if (typeof key !== 'string' || key.length > MAX_KEY_LENGTH) return undefined
   if (typeof id !== 'string' || !/^[1-9][0-9]{0,18}$/.test(id) || BigInt(id) > MAX_ID) return undefined
-  return { fingerprint, key, id: BigInt(id) }
+  return { fingerprint, key, id: BigInt(id), tied: tied === 1 }
 }
 
 /**
@@ -81,6 +97,8 @@ export function listFingerprint (list: Record<string, string | number | boolean 
 export interface PagePosition<Key> {
   key: Key
   id: bigint
+  /** The next page starts inside a run of rows with this key (SortedCursor.tied). */
+  tied?: boolean
 }
 
 /**
@@ -95,5 +113,5 @@ export function pagePosition<Key> (cursor: string | undefined, fingerprint: stri
   if (parsed.fingerprint !== fingerprint) throw new ApiError('CURSOR_MISMATCH')
   const key = readKey(parsed.key)
   if (key === undefined) throw new ApiError('VALIDATION_ERROR', { errors: [{ field: 'cursor', message: 'is not a valid cursor' }] })
-  return { key, id: parsed.id }
+  return { key, id: parsed.id, tied: parsed.tied }
 }

@@ -1,10 +1,11 @@
-import { sql } from 'kysely'
 import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
 import type { RowWrite } from '../events/recorded-write.js'
 import type { PagePosition } from '../http/sorted-paging.js'
+import { boundsAfterCursor } from '../http/created-range.js'
+import { pageAfter, readPage } from '../db/keyset.js'
 import type { OrderListing } from './order.listing.js'
 import type { OrderRow, OrderStatus } from './order.table.js'
 
@@ -43,24 +44,26 @@ export async function lockOrder (trx: Executor, dialect: DialectName, id: bigint
 }
 
 /**
- * `limit` orders of a list in its order, after `position` when given: one user's (`owner`), or
- * everyone's (an admin's list); the filters as conditions; the creation time and the id compared
- * as one row value with the cursor's, so each page is a range of an index (migration 011).
+ * The queries of `limit` orders of a list in its order, after `position` when given (one, or two
+ * on SQLite: db/keyset.ts): one user's (`owner`), or everyone's (an admin's list); the filters as
+ * conditions; the creation time and the id compared with the cursor's, so each page is a range of
+ * an index (migration 011).
  */
-export function listOrdersQuery (db: Executor, listing: OrderListing, owner: bigint | undefined, limit: number, position: PagePosition<string> | undefined) {
+export function listOrdersQueries (db: Executor, dialect: DialectName, listing: OrderListing, owner: bigint | undefined, limit: number, position: PagePosition<string> | undefined) {
   let query = db.selectFrom('orders').select(ORDER_COLUMNS)
   if (owner !== undefined) query = query.where('user_id', '=', owner)
   if (listing.status !== undefined) query = query.where('status', 'in', listing.status)
   if (listing.productId !== undefined) query = query.where('product_id', '=', listing.productId)
-  if (listing.createdAfter !== undefined) query = query.where('created_at', '>', listing.createdAfter)
-  if (listing.createdBefore !== undefined) query = query.where('created_at', '<', listing.createdBefore)
   const direction = listing.sort === 'createdAt' ? 'asc' : 'desc'
-  if (position !== undefined) query = query.where(sql<boolean>`(created_at, id) ${sql.raw(direction === 'desc' ? '<' : '>')} (${position.key}, ${position.id})`)
-  return query.orderBy('created_at', direction).orderBy('id', direction).limit(limit)
+  const range = boundsAfterCursor(listing, direction, position?.key)
+  if (range.createdAfter !== undefined) query = query.where('created_at', '>', range.createdAfter)
+  if (range.createdBefore !== undefined) query = query.where('created_at', '<', range.createdBefore)
+  if (position !== undefined) return pageAfter(dialect, query, { table: 'orders', column: 'created_at', direction }, position, limit)
+  return [query.orderBy('created_at', direction).orderBy('id', direction).limit(limit)]
 }
 
-export async function listOrders (db: Executor, listing: OrderListing, owner: bigint | undefined, limit: number, position: PagePosition<string> | undefined): Promise<OrderRow[]> {
-  return await listOrdersQuery(db, listing, owner, limit, position).execute()
+export async function listOrders (db: Executor, dialect: DialectName, listing: OrderListing, owner: bigint | undefined, limit: number, position: PagePosition<string> | undefined): Promise<OrderRow[]> {
+  return await readPage(listOrdersQueries(db, dialect, listing, owner, limit, position), limit, async (query) => await query.execute())
 }
 
 const updateOrderStatusQuery = precompiled((db: Executor, id: bigint, from: OrderStatus, to: OrderStatus, now: string) =>

@@ -11,7 +11,7 @@ import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
-import { encodeSortedCursor, pagePosition } from '../http/sorted-paging.js'
+import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
 import { orderCursorKey, OrderListQuery, orderListing, orderQueryRules, type OrderListQueryType } from './order.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success, withHeaders } from '../http/schemas.js'
 import { findUserById } from '../users/user.repository.js'
@@ -154,8 +154,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const listing = orderListing(query)
     const position = pagePosition(query.cursor, listing.fingerprint, orderCursorKey.readKey)
     const limit = query.limit ?? DEFAULT_LIMIT
-    const rows = await listOrders(db, listing, owner, limit + 1, position)
-    return finishPage(request, reply, rows, limit, toOrder, (row) => encodeSortedCursor({ fingerprint: listing.fingerprint, key: orderCursorKey.keyOf(row), id: row.id }))
+    const rows = await listOrders(db, dialect, listing, owner, limit + 1, position)
+    return finishPage(request, reply, rows, limit, toOrder, sortedCursorOf(listing.fingerprint, orderCursorKey.keyOf))
   }
 
   app.get('/orders', {

@@ -4,7 +4,6 @@ import { listFingerprint, SortedPageQuery } from '../http/sorted-paging.js'
 import { createdAtKey, createdRange, createdRangeQuery, createdRangeRule, type CreatedRange } from '../http/created-range.js'
 import { SearchParameter } from '../search/search-parameter.js'
 import { searchTerms, type SearchTerms } from '../search/search-terms.js'
-import { rankKey } from '../search/relevance.js'
 import type { PostWithAuthor } from './post.repository.js'
 
 // What GET /v1/posts can be asked: filters (combined with AND) and one of three sorts, each a
@@ -57,7 +56,7 @@ export function postListing (query: PostListQueryType): PostListing {
   }
 }
 
-/** A post row as a list reads it: with its search rank when it is sorted by relevance. */
+/** A post row as a list reads it: with its rank (1 when the title matches) when sorted by relevance. */
 export type RankedPostRow = PostWithAuthor & { rank?: bigint | number }
 
 /** A sort's key (a column, or the search rank), its direction, and its key as a cursor carries it. */
@@ -73,5 +72,16 @@ export const POST_ORDERS: Record<PostOrderName, PostOrder> = {
   '-createdAt': { key: 'created_at', direction: 'desc', ...createdAtKey },
   createdAt: { key: 'created_at', direction: 'asc', ...createdAtKey },
   '-views': { key: 'views', direction: 'desc', keyOf: (row) => row.views.toString(), readKey: (key) => /^(0|[1-9][0-9]{0,18})$/.test(key) ? BigInt(key) : undefined },
-  relevance: { key: 'rank', direction: 'desc', ...rankKey }
+  // Relevance: whether the title has every term, then the creation time (post.repository.ts).
+  relevance: {
+    key: 'rank',
+    direction: 'desc',
+    keyOf: (row) => `${String(row.rank)}|${createdAtKey.keyOf(row)}`,
+    readKey: (key) => /^[01]\|/.test(key) && createdAtKey.readKey(key.slice(2)) !== undefined ? key : undefined
+  }
+}
+
+/** The parts of a relevance cursor's key (one that readKey accepted). */
+export function readRelevanceKey (key: string): { titleMatch: number, createdAt: string } {
+  return { titleMatch: Number(key[0]), createdAt: key.slice(2) }
 }

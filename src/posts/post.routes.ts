@@ -11,7 +11,7 @@ import { guardedWrite } from '../http/guarded-write.js'
 import { recordEvent } from '../events/event.repository.js'
 import { writeWithEvents } from '../events/recorded-write.js'
 import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
-import { encodeSortedCursor, pagePosition } from '../http/sorted-paging.js'
+import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
 import { POST_ORDERS, PostListQuery, postListing, postQueryRules } from './post.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost, type PostWithAuthor } from './post.repository.js'
@@ -76,7 +76,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
     const limit = request.query.limit ?? DEFAULT_LIMIT
     const rows = await listPosts(db, dialect, listing, limit + 1, position)
-    return finishPage(request, reply, rows, limit, toPost, (row) => encodeSortedCursor({ fingerprint: listing.fingerprint, key: order.keyOf(row), id: row.id }))
+    return finishPage(request, reply, rows, limit, toPost, sortedCursorOf(listing.fingerprint, order.keyOf))
   })
 
   app.get('/posts/:id', {

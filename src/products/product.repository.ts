@@ -5,8 +5,9 @@ import type { DialectName } from '../db/database.js'
 import type { Category } from './product.schemas.js'
 import type { ProductRow, ProductTable } from './product.table.js'
 import { sql, type RawBuilder, type Updateable } from 'kysely'
-import { fts5Query, tsQuery } from '../search/search-terms.js'
+import { fts5Query, tsQuery, tsQueryOnce } from '../search/search-terms.js'
 import { fts5Occurrences, rankValue } from '../search/relevance.js'
+import { pageAfter, readPage } from '../db/keyset.js'
 import type { PagePosition } from '../http/sorted-paging.js'
 import { PRODUCT_ORDERS, type ProductListing, type RankedProductRow } from './product.listing.js'
 
@@ -60,15 +61,15 @@ export async function lockProduct (trx: Executor, dialect: DialectName, id: bigi
 const LISTED_COLUMNS = PRODUCT_COLUMNS.map((column) => `products.${column}` as const)
 
 /**
- * `limit` products of a list in its order, after `position` when given: the filters as
- * conditions, the sort key and the id compared as one row value with the cursor's, so each page
- * is a range of the sort's index (migration 009). Names compare by code point on both databases
+ * The queries of `limit` products of a list in its order, after `position` when given (one, or
+ * two on SQLite: db/keyset.ts): the filters as conditions, the sort key and the id compared with
+ * the cursor's, so each page is a range of the sort's index (migration 009). Names compare by code point on both databases
  * (PostgreSQL's "C" collation, SQLite's BINARY): the order does not depend on the server's locale.
  *
  * A search (`q`) is a condition on the database's text index (migration 010); sorted by
  * relevance, the rank is the row's own (search/relevance.ts).
  */
-export function listProductsQuery (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined) {
+export function listProductsQueries (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined) {
   const { filters } = listing
   const order = PRODUCT_ORDERS[listing.sort]
   const search = filters.search
@@ -79,7 +80,7 @@ export function listProductsQuery (db: Executor, dialect: DialectName, listing: 
     const document = sql`products.search_document`
     const matches = tsQuery(search)
     query = query.where(sql<boolean>`${document} @@ ${matches}`)
-    if (order.key === 'rank') rank = sql`ts_rank(${document}, ${matches})`
+    if (order.key === 'rank') rank = sql`ts_rank(${document}, ${tsQueryOnce(search)})`
   } else if (search !== undefined && order.key === 'rank') {
     // The text index drives the query: highlight() needs it in the FROM clause with its MATCH.
     query = query.innerJoin(sql<{ rowid: bigint }>`products_search`.as('products_search'), (join) => join.onRef('products_search.rowid', '=', 'products.id'))
@@ -91,19 +92,27 @@ export function listProductsQuery (db: Executor, dialect: DialectName, listing: 
   if (filters.category !== undefined) query = query.where('products.category', 'in', filters.category)
   if (filters.onSale !== undefined) query = query.where('products.on_sale', '=', filters.onSale ? 1 : 0)
   if (filters.inStock !== undefined) query = query.where('products.stock', filters.inStock ? '>' : '=', 0n)
-  if (filters.minPrice !== undefined) query = query.where('products.price', '>=', BigInt(filters.minPrice))
-  if (filters.maxPrice !== undefined) query = query.where('products.price', '<=', BigInt(filters.maxPrice))
+  // A price bound on the cursor's side holds already when the cursor is inside it; stated again
+  // it is a second range on the price index, which SQLite may range by instead of the cursor.
+  const cursorPrice = order.key === 'price' && position !== undefined ? position.key as bigint : undefined
+  const impliedMin = cursorPrice !== undefined && order.direction === 'asc' && filters.minPrice !== undefined && cursorPrice >= BigInt(filters.minPrice)
+  const impliedMax = cursorPrice !== undefined && order.direction === 'desc' && filters.maxPrice !== undefined && cursorPrice <= BigInt(filters.maxPrice)
+  if (filters.minPrice !== undefined && !impliedMin) query = query.where('products.price', '>=', BigInt(filters.minPrice))
+  if (filters.maxPrice !== undefined && !impliedMax) query = query.where('products.price', '<=', BigInt(filters.maxPrice))
+  if (position !== undefined && !postgres && rank === undefined) {
+    return pageAfter(dialect, query, { table: 'products', column: order.key, direction: order.direction }, position, limit)
+  }
   const sortKey = rank ?? (order.key === 'name' && postgres ? sql`products.name collate "C"` : sql.ref(`products.${order.key}`))
   if (position !== undefined) {
     const key = order.key === 'rank' ? rankValue(position.key as string, postgres) : sql`${position.key}`
     query = query.where(sql<boolean>`(${sortKey}, products.id) ${sql.raw(order.direction === 'desc' ? '<' : '>')} (${key}, ${position.id})`)
   }
   const ranked = rank === undefined ? query : query.select(rank.as('rank'))
-  return ranked.orderBy(sortKey, order.direction).orderBy('products.id', order.direction).limit(limit)
+  return [ranked.orderBy(sortKey, order.direction).orderBy('products.id', order.direction).limit(limit)]
 }
 
 export async function listProducts (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined): Promise<RankedProductRow[]> {
-  return await listProductsQuery(db, dialect, listing, limit, position).execute()
+  return await readPage(listProductsQueries(db, dialect, listing, limit, position), limit, async (query) => await query.execute())
 }
 
 export interface ProductChanges {

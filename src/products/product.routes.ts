@@ -10,7 +10,7 @@ import { guardedWrite } from '../http/guarded-write.js'
 import { inTransaction } from '../db/transaction.js'
 import { recordEvent } from '../events/event.repository.js'
 import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
-import { encodeSortedCursor, pagePosition } from '../http/sorted-paging.js'
+import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
 import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules } from './product.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
@@ -68,7 +68,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
     const limit = request.query.limit ?? DEFAULT_LIMIT
     const rows = await listProducts(db, dialect, listing, limit + 1, position)
-    return finishPage(request, reply, rows, limit, toProduct, (row) => encodeSortedCursor({ fingerprint: listing.fingerprint, key: order.keyOf(row), id: row.id }))
+    return finishPage(request, reply, rows, limit, toProduct, sortedCursorOf(listing.fingerprint, order.keyOf))
   })
 
   app.get('/products/:id', {

@@ -40,7 +40,7 @@ describe('prepared statements', () => {
       assert.doesNotMatch(statement, /\*/)
     }
     assert.ok(prepared.some(({ statement }) => /from "products" where "id" = \$1$/.test(statement)))
-    assert.ok(prepared.some(({ statement }) => /"posts"\."author_id" = \$1 and \("posts"\."created_at", posts.id\) < \(\$2, \$3\)/.test(statement)))
+    assert.ok(prepared.some(({ statement }) => /"posts"\."author_id" = \$1 and \("posts"\."created_at", "posts"\."id"\) < \(\$2, \$3\)/.test(statement)))
   })
 
   test('inside a transaction too: the row lock and the author\'s name are named statements of its connection', { skip: postgresOnly }, async () => {

@@ -105,7 +105,9 @@ describe('GET /v1/posts cursors are bound to their sort and filters', () => {
     for (const [query, cursor] of [
       ['sort=-views', forged(byViews, 'many')], ['sort=-views', forged(byViews, '-1')], ['sort=-views', forged(byViews, '1.5')], ['sort=-views', forged(byViews, '2026-11-01T12:00:00.000Z')],
       ['', forged(byTime, '7')], ['', forged(byTime, '2026-11-01T12:00:00Z')], ['', forged(byTime, '2026-02-30T12:00:00.000Z')], ['', forged(byTime, minute(1), '0')],
-      ['', Buffer.from('v1:5').toString('base64url')]
+      ['', Buffer.from('v1:5').toString('base64url')],
+      // A fourth member says whether the next page starts among equal keys: 1 or nothing.
+      ['', Buffer.from(`v2:${JSON.stringify([byTime, minute(1), '3', 2])}`).toString('base64url')], ['', Buffer.from(`v2:${JSON.stringify([byTime, minute(1), '3', true])}`).toString('base64url')]
     ] as const) {
       assertError(await app.inject({ method: 'GET', url: `/v1/posts?${query}&cursor=${cursor}` }), 400, 'VALIDATION_ERROR', ['cursor'])
     }

@@ -55,10 +55,14 @@ describe('GET /v1/posts?q=', () => {
     assert.deepEqual(await search(q('"notes tomatoes"')), [])
   })
 
-  test('without sort the best match comes first; with a sort or filters, their order and rules', async () => {
-    const titles = await search(q('postgres'))
-    assert.equal(titles[0], 'Notes on Postgres')
-    assert.deepEqual(sorted(titles), ['Notes on Postgres', 'Postgres replication'])
+  test('without sort, posts whose title has every term first, then the others, each newest first; with a sort or filters, their order and rules', async () => {
+    assert.deepEqual(await search(q('replication')), ['Postgres replication', 'Notes on Postgres'])
+    assert.deepEqual(await search(q('primary')), ['Replicas at scale', 'Postgres replication'])
+    assert.deepEqual(await search(q('postgres')), ['Notes on Postgres', 'Postgres replication'])
+    assert.deepEqual(await search(q('note*')), ['Garden notes', 'Notes on Postgres', 'Streaming music'])
+    // Every term: "postgres" is in both titles, "replication" only in one.
+    assert.deepEqual(await search(q('postgres replication')), ['Postgres replication', 'Notes on Postgres'])
+    assert.deepEqual(await search(q('"streaming replication"')), ['Postgres replication'])
     assert.deepEqual(await search(`${q('replication')}&sort=createdAt`), ['Postgres replication', 'Notes on Postgres'])
     assert.deepEqual(await search(`${q('primary')}&authorId=${bob.id}`), ['Replicas at scale'])
     const at = byTitle['Notes on Postgres']!.createdAt

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
 import { buildTestApp, dialect } from '../helper.js'
 import { PRODUCT_ORDERS, PRODUCT_SORTS, productListing, type ProductListQueryType } from '../../src/products/product.listing.js'
-import { listProductsQuery } from '../../src/products/product.repository.js'
+import { listProducts, listProductsQueries } from '../../src/products/product.repository.js'
 
 // The query plan of every sort, alone and under each filter and a search, read from the database
 // for the very query the list runs, first page and deep page: never a scan of the whole table;
@@ -38,25 +38,32 @@ function parsed (query: string): ProductListQueryType {
   return result as ProductListQueryType
 }
 
-async function plan (query: string, deep: boolean): Promise<string[]> {
+async function plans (query: string, deep: boolean): Promise<string[][]> {
   const listing = productListing(parsed(query))
   const order = PRODUCT_ORDERS[listing.sort]
   let position
   if (deep) {
-    const rows = await listProductsQuery(app.db, dialect, listing, 1000, undefined).execute()
+    const rows = await listProducts(app.db, dialect, listing, 1000, undefined)
     const row = rows[Math.floor(rows.length / 2)]
-    if (row !== undefined) position = { key: order.readKey(order.keyOf(row))!, id: row.id }
+    // Tied: the page starts inside a run of equal keys, so every query a deep page can run is shown.
+    if (row !== undefined) position = { key: order.readKey(order.keyOf(row))!, id: row.id, tied: true }
   }
-  const compiled = listProductsQuery(app.db, dialect, listing, 21, position).compile()
-  if (dialect === 'sqlite') {
-    const result = await app.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]))
-    return result.rows.map((r) => r.detail)
+  // One query, or two on SQLite after a cursor (src/db/keyset.ts): the plan of each.
+  const plans: string[][] = []
+  for (const query of listProductsQueries(app.db, dialect, listing, 21, position)) {
+    const compiled = query.compile()
+    if (dialect === 'sqlite') {
+      const result = await app.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]))
+      plans.push(result.rows.map((r) => r.detail))
+      continue
+    }
+    plans.push(await app.db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx)
+      const result = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]))
+      return result.rows.map((r) => r['QUERY PLAN'])
+    }))
   }
-  return await app.db.transaction().execute(async (trx) => {
-    await sql`set local enable_seqscan = off`.execute(trx)
-    const result = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]))
-    return result.rows.map((r) => r['QUERY PLAN'])
-  })
+  return plans
 }
 
 for (const filter of FILTERS) {
@@ -65,7 +72,7 @@ for (const filter of FILTERS) {
     const query = [filter, sort === undefined ? '' : `sort=${sort}`].filter((part) => part !== '').join('&')
     test(`plan of ?${query}`, async () => {
       for (const deep of [false, true]) {
-        const lines = await plan(query, deep)
+        for (const lines of await plans(query, deep)) {
         const text = lines.join('\n')
         const where = `${deep ? 'deep' : 'first'} page of ?${query}:\n${text}`
         const sortIndex = `products_${PRODUCT_ORDERS[sort ?? '-createdAt'].key}_id_idx`
@@ -79,6 +86,7 @@ for (const filter of FILTERS) {
           const inOrder = new RegExp(`Index Scan( Backward)? using ${sortIndex}`).test(text) && !/^\s*(->\s*)?Sort\b/m.test(text)
           const bounded = text.includes('Index Cond') || text.includes('products_search_document_idx')
           assert.ok(inOrder || bounded, `neither the sort's index in order nor a range of an index, ${where}`)
+        }
         }
       }
     })

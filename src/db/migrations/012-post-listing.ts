@@ -20,6 +20,7 @@ import type { DialectName } from '../database.js'
 //   so each view would parse up to 100,000 characters of content. The document is built from a
 //   JSON array of the two, which leaves a gap between them: a quoted phrase does not match across
 //   the end of the title and the start of the content, as it does not in FTS5's two columns.
+//   The title's own tsvector is kept beside it, for relevance (does the title match?).
 // Existing posts are indexed here.
 export function postListing (dialect: DialectName): Migration {
   return {
@@ -31,21 +32,22 @@ export function postListing (dialect: DialectName): Migration {
       if (dialect === 'postgres') {
         await sql`create table post_search (
           post_id bigint primary key references posts (id) on delete cascade,
-          document tsvector not null
+          document tsvector not null,
+          title_document tsvector not null
         )`.execute(db)
         await sql`create index post_search_document_idx on post_search using gin (document)`.execute(db)
         await sql`create function post_search_write() returns trigger language plpgsql as $$
           begin
-            insert into post_search (post_id, document)
-              values (new.id, to_tsvector('english'::regconfig, jsonb_build_array(new.title, new.content)))
-              on conflict (post_id) do update set document = excluded.document;
+            insert into post_search (post_id, document, title_document)
+              values (new.id, to_tsvector('english'::regconfig, jsonb_build_array(new.title, new.content)), to_tsvector('english'::regconfig, new.title))
+              on conflict (post_id) do update set document = excluded.document, title_document = excluded.title_document;
             return null;
           end
         $$`.execute(db)
         await sql`create trigger posts_search_write after insert or update of title, content on posts
           for each row execute function post_search_write()`.execute(db)
-        await sql`insert into post_search (post_id, document)
-          select id, to_tsvector('english'::regconfig, jsonb_build_array(title, content)) from posts`.execute(db)
+        await sql`insert into post_search (post_id, document, title_document)
+          select id, to_tsvector('english'::regconfig, jsonb_build_array(title, content)), to_tsvector('english'::regconfig, title) from posts`.execute(db)
         return
       }
       await sql`create virtual table posts_search using fts5(title, content, content='posts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 0')`.execute(db)

@@ -1,0 +1,47 @@
+import { sql, type SelectQueryBuilder } from 'kysely'
+
+// Keyset pages after a cursor (key, id), in the order `key, id` (both ascending or both
+// descending).
+//
+// PostgreSQL compares `(key, id)` with the cursor as one row value and seeks the (key, id) index
+// to it. SQLite seeks such a comparison on its first column only and reads on through every row
+// that ties with the cursor's key: a deep page among 6,000 posts with no views read all of them
+// (0.2 ms against 5 µs). On SQLite a page is therefore read with exact seeks of the index, each
+// stopping after `limit` rows: the keys beyond the cursor's, preceded, when the cursor says the
+// page starts inside a run of equal keys (SortedCursor.tied), by the rest of that run (the
+// cursor's key, ids beyond its id); their rows in that order, the first `limit` of them. A row
+// that was there when the previous page was read and ties with its last row would have been the
+// row after it, so an untied cursor leaves none out. (One UNION of the two queries cost a deep
+// page a fifth more than the first page in the service; a second query always, a tenth more
+// where each list is compiled per request.)
+
+export interface KeysetSort { table: string, column: string, direction: 'asc' | 'desc' }
+
+/** The page's queries: one on PostgreSQL, one or two on SQLite (see above), from a query with its filters and columns. */
+export function pageAfter<DB, TB extends keyof DB, O> (
+  dialect: 'sqlite' | 'postgres',
+  filtered: SelectQueryBuilder<DB, TB, O>,
+  { table, column, direction }: KeysetSort,
+  position: { key: unknown, id: bigint, tied?: boolean },
+  limit: number
+): Array<SelectQueryBuilder<DB, TB, O>> {
+  const beyond = sql.raw(direction === 'desc' ? '<' : '>')
+  const key = sql.ref(`${table}.${column}`)
+  const id = sql.ref(`${table}.id`)
+  if (dialect === 'postgres') {
+    return [filtered.where(sql<boolean>`(${key}, ${id}) ${beyond} (${position.key}, ${position.id})`).orderBy(key, direction).orderBy(id, direction).limit(limit)]
+  }
+  const keysBeyond = filtered.where(sql<boolean>`${key} ${beyond} ${position.key}`).orderBy(key, direction).orderBy(id, direction).limit(limit)
+  if (position.tied !== true) return [keysBeyond]
+  return [filtered.where(sql<boolean>`${key} = ${position.key}`).where(sql<boolean>`${id} ${beyond} ${position.id}`).orderBy(id, direction).limit(limit), keysBeyond]
+}
+
+/** Runs a page's queries in order until `limit` rows are in hand; those rows. */
+export async function readPage<Q, R> (queries: readonly Q[], limit: number, run: (query: Q) => Promise<R[]>): Promise<R[]> {
+  const rows: R[] = []
+  for (const query of queries) {
+    rows.push(...await run(query))
+    if (rows.length >= limit) break
+  }
+  return rows.slice(0, limit)
+}
