@@ -47,10 +47,10 @@ export async function findPostForUpdate (trx: Executor, dialect: DialectName, id
 }
 
 /**
- * `limit` posts of a list in its order, after `position` when given: the filters as conditions,
- * the sort key and the id compared as one row value with the cursor's, so each page is a range of
- * the sort's index (migration 012) at any depth; with an author, of the (author_id, created_at,
- * id) index under a sort by time. No OFFSET, no COUNT.
+ * The queries of `limit` posts of a list in its order, after `position` when given (one, or two
+ * on SQLite: db/keyset.ts): the filters as conditions, the sort key and the id compared with the
+ * cursor's, so each page is a range of the sort's index (migration 012) at any depth; with an
+ * author, of the (author_id, created_at, id) index under a sort by time. No OFFSET, no COUNT.
  *
  * A search (`q`) is a condition on the database's text index of title and content (migration
  * 012). Sorted by relevance, posts whose title has every term come first, then those that have

@@ -2,9 +2,10 @@ import { sql, type RawBuilder } from 'kysely'
 
 // Relevance, the order of a search without a sort. It is computed from the row alone, never from
 // the whole table: FTS5's bm25 and PostgreSQL's ts_rank_cd normalised by document counts change
-// as rows are added, so a cursor holding one would skip or repeat rows. On SQLite it is the
-// number of times the terms occur in the row (highlight() marks each); on PostgreSQL ts_rank,
-// which weighs the same frequencies.
+// as rows are added, so a cursor holding one would skip or repeat rows. Products rank by the
+// number of times the terms occur in the name: on SQLite counted with highlight(), which marks
+// each; on PostgreSQL ts_rank, which weighs the same frequencies. (Posts rank by whether the
+// title has every term: post.repository.ts.)
 
 /** A rank as a cursor's key carries it: an integer count (SQLite) or a real (PostgreSQL). */
 const RANK = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,12})?(e-[1-9][0-9]?)?$/

@@ -1,31 +1,20 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { sql } from 'kysely'
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 import { listEvents, numberEvents } from '../../src/events/event.repository.js'
-import { dialect, freshDatabaseUrl } from '../helper.js'
-import type { ScratchDatabase } from '../scratch-database.js'
+import { dialect } from '../helper.js'
+import { upgradeDatabase } from '../upgrade-database.js'
 
 // The upgrade that moved an event's number out of its row: events written under the old schema
 // keep their numbers and their order; on PostgreSQL one committed but not yet numbered is
 // numbered after them; new events go on from the highest number.
 
-let scratch: ScratchDatabase
-let database: DatabaseHandle
-
-before(async () => {
-  scratch = await freshDatabaseUrl()
-  database = openDatabase(scratch.url)
-})
-after(async () => {
-  await database.db.destroy()
-  await scratch.drop()
-})
+const upgrade = upgradeDatabase()
 
 test('events numbered before the upgrade keep their numbers; an unnumbered one is numbered after them', async () => {
-  const { db } = database
-  await migrateTo(db, database.dialect, '007-event-indexes-when-numbered')
+  const { db } = upgrade.handle
+  await migrateTo(db, upgrade.handle.dialect, '007-event-indexes-when-numbered')
   const old = db as unknown as import('kysely').Kysely<any>
   const row = (n: number, sequence: number | null, audience: number | null) => ({
     event_id: `evt_upgrade${n}`, sequence, type: 'post.created', occurred_at: new Date().toISOString(),
@@ -39,7 +28,7 @@ test('events numbered before the upgrade keep their numbers; an unnumbered one i
   const { id: highest } = await old.insertInto('events').values(row(9, 7, null)).returning('id').executeTakeFirstOrThrow()
   await old.deleteFrom('events').where('id', '=', highest).execute()
 
-  await migrateToLatest(db, database.dialect)
+  await migrateToLatest(db, upgrade.handle.dialect)
   await numberEvents(db)
   const feed = await listEvents(db, { after: 0n, limit: 100, types: undefined, reader: 'all' })
   const expected = [['evt_upgrade1', 4n], ['evt_upgrade2', 5n], ['evt_upgrade3', 6n]]

@@ -3,6 +3,7 @@ import { after, test } from 'node:test'
 import fc from 'fast-check'
 import { buildTestApp, createUser } from '../helper.js'
 import { walkPages } from '../list-walk.js'
+import { instant, timeBound } from '../time-bounds.js'
 import type { PostBody } from './posts.helper.js'
 
 // Property: for random posts and a random list (author, time bounds, a search, sort or relevance,
@@ -22,7 +23,6 @@ const SORTS = ['-createdAt', 'createdAt', '-views'] as const
 const WORDS = ['red', 'blue', 'oak', 'desk', 'lamp', 'pen'] as const
 const PREFIXES = ['bl', 'des', 'lam'] as const
 
-const instant = (second: number) => new Date(Date.UTC(2026, 10, 25, 10, 0, second)).toISOString()
 const text = fc.array(fc.constantFrom(...WORDS, 'Red', 'Desk', 'x'), { minLength: 1, maxLength: 4 }).map((words) => words.join(' '))
 
 const post = fc.record({
@@ -34,19 +34,11 @@ const post = fc.record({
 })
 type Spec = typeof post extends fc.Arbitrary<infer T> ? T : never
 
-// Bounds at an instant, half a millisecond after it or before it, in UTC or two hours ahead.
-const bound = fc.tuple(fc.integer({ min: 0, max: 5 }), fc.constantFrom(0, 0.0005, -0.0005), fc.boolean()).map(([second, shift, ahead]) => {
-  const base = Date.parse(instant(second))
-  const utc = shift === 0 ? instant(second) : shift > 0 ? instant(second).replace('.000Z', '.0005Z') : new Date(base - 1).toISOString().replace('Z', '5Z')
-  const text = ahead ? utc.replace(/T(\d\d)/, (_, hour: string) => `T${String(Number(hour) + 2).padStart(2, '0')}`).replace('Z', '+02:00') : utc
-  return { text, ms: base + shift }
-})
-
 // Each filter is left out half the time, so that lists of several filters still hold rows.
 const listing = fc.record({
   author: fc.option(fc.constantFrom(0, 1), { nil: undefined, freq: 2 }),
-  after: fc.option(bound, { nil: undefined, freq: 2 }),
-  before: fc.option(bound, { nil: undefined, freq: 2 }),
+  after: fc.option(timeBound, { nil: undefined, freq: 2 }),
+  before: fc.option(timeBound, { nil: undefined, freq: 2 }),
   sort: fc.option(fc.constantFrom(...SORTS), { nil: undefined, freq: 2 }),
   q: fc.option(fc.array(fc.oneof(
     fc.constantFrom(...WORDS).map((word) => ({ word })),

@@ -1,30 +1,18 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import type { Kysely } from 'kysely'
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 import { postListing } from '../../src/posts/post.listing.js'
 import { listPosts } from '../../src/posts/post.repository.js'
-import { freshDatabaseUrl } from '../helper.js'
-import type { ScratchDatabase } from '../scratch-database.js'
+import { upgradeDatabase } from '../upgrade-database.js'
 
 // Posts written before the upgrade that added search and the new sorts are found and sorted by
 // them afterwards: the upgrade indexes the titles and contents already there.
 
-let scratch: ScratchDatabase
-let database: DatabaseHandle
-
-before(async () => {
-  scratch = await freshDatabaseUrl()
-  database = openDatabase(scratch.url)
-})
-after(async () => {
-  await database.db.destroy()
-  await scratch.drop()
-})
+const upgrade = upgradeDatabase()
 
 test('posts written before the upgrade are searchable and sorted after it, and written ones after it too', async () => {
-  const { db, dialect } = database
+  const { db, dialect } = upgrade.handle
   await migrateTo(db, dialect, '011-order-list-indexes')
   const old = db as unknown as Kysely<any>
   const at = (minute: number) => new Date(Date.UTC(2026, 10, 1, 12, minute)).toISOString()

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { CompiledQuery, sql } from 'kysely'
+import { sql } from 'kysely'
+import { plansOf } from '../query-plans.js'
 import { buildTestApp, dialect } from '../helper.js'
 import { PRODUCT_ORDERS, PRODUCT_SORTS, productListing, type ProductListQueryType } from '../../src/products/product.listing.js'
 import { listProducts, listProductsQueries } from '../../src/products/product.repository.js'
@@ -48,22 +49,7 @@ async function plans (query: string, deep: boolean): Promise<string[][]> {
     // Tied: the page starts inside a run of equal keys, so every query a deep page can run is shown.
     if (row !== undefined) position = { key: order.readKey(order.keyOf(row))!, id: row.id, tied: true }
   }
-  // One query, or two on SQLite after a cursor (src/db/keyset.ts): the plan of each.
-  const plans: string[][] = []
-  for (const query of listProductsQueries(app.db, dialect, listing, 21, position)) {
-    const compiled = query.compile()
-    if (dialect === 'sqlite') {
-      const result = await app.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]))
-      plans.push(result.rows.map((r) => r.detail))
-      continue
-    }
-    plans.push(await app.db.transaction().execute(async (trx) => {
-      await sql`set local enable_seqscan = off`.execute(trx)
-      const result = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]))
-      return result.rows.map((r) => r['QUERY PLAN'])
-    }))
-  }
-  return plans
+  return await plansOf(app, listProductsQueries(app.db, dialect, listing, 21, position))
 }
 
 for (const filter of FILTERS) {

@@ -1,30 +1,18 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import type { Kysely } from 'kysely'
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 import { productListing } from '../../src/products/product.listing.js'
 import { listProducts } from '../../src/products/product.repository.js'
-import { freshDatabaseUrl } from '../helper.js'
-import type { ScratchDatabase } from '../scratch-database.js'
+import { upgradeDatabase } from '../upgrade-database.js'
 
 // Products made before the upgrade that added search are found by it afterwards: the upgrade
 // indexes the names already there.
 
-let scratch: ScratchDatabase
-let database: DatabaseHandle
-
-before(async () => {
-  scratch = await freshDatabaseUrl()
-  database = openDatabase(scratch.url)
-})
-after(async () => {
-  await database.db.destroy()
-  await scratch.drop()
-})
+const upgrade = upgradeDatabase()
 
 test('names written before the upgrade are searchable after it, and written ones after it too', async () => {
-  const { db, dialect } = database
+  const { db, dialect } = upgrade.handle
   await migrateTo(db, dialect, '009-product-sort-indexes')
   const at = new Date().toISOString()
   const product = (name: string) => ({ name, price: 100, category: 'BOOK', stock: 1, on_sale: 1, created_at: at, updated_at: at })
