@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config/config.js'
 
 describe('loadConfig', () => {
-  test('defaults of docs/api.md', () => {
+  test('defaults of the README', () => {
     assert.deepEqual(loadConfig({}), {
       port: 3000,
       host: '127.0.0.1',
