@@ -12,6 +12,7 @@ import { productSortIndexes } from './migrations/009-product-sort-indexes.js'
 import { productSearch } from './migrations/010-product-search.js'
 import { orderListIndexes } from './migrations/011-order-list-indexes.js'
 import { postListing } from './migrations/012-post-listing.js'
+import { sqliteEventNumberIsKey } from './migrations/013-sqlite-event-number-is-key.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -28,7 +29,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '009-product-sort-indexes': productSortIndexes(dialect),
     '010-product-search': productSearch(dialect),
     '011-order-list-indexes': orderListIndexes(dialect),
-    '012-post-listing': postListing(dialect)
+    '012-post-listing': postListing(dialect),
+    '013-sqlite-event-number-is-key': sqliteEventNumberIsKey(dialect)
   }
 }
 

@@ -1,20 +1,21 @@
 import { randomUUID } from 'node:crypto'
-import { sql } from 'kysely'
+import { sql, type Insertable } from 'kysely'
 import { execute, precompiled } from '../db/compiled.js'
 import { sqliteConnectionOf } from '../db/database.js'
 import type { Db, Executor } from '../db/schema.js'
 import { afterCommit, handleOf, inTransaction } from '../db/transaction.js'
 import { nowIso } from '../db/types.js'
 import { eventsCommitted } from './committed.js'
-import type { EventRow } from './event.table.js'
+import type { EventRow, EventTable } from './event.table.js'
 import { resourceTypeOf, type EventType } from './event.types.js'
 
 // The outbox: an event is a row written by the transaction of its change, so it exists if and
-// only if the change committed. Its place in the feed (`sequence`, a row of `event_feed`) is
+// only if the change committed. Its place in the feed (`sequence`, read from `event_feed`) is
 // given as it commits:
 //
 // - SQLite: writers hold the database's write lock in turn (BEGIN IMMEDIATE), so the next number
-//   taken at the insert is also the commit order.
+//   taken at the insert is also the commit order; it is the event's own key, and `event_feed` a
+//   view of the events (migration 013).
 // - PostgreSQL: concurrent transactions commit in any order, so a number taken at the insert
 //   could become visible after a higher one a reader has already passed. The event is inserted
 //   with a row in `event_pending`; numberEvents() later numbers every committed pending event,
@@ -65,17 +66,15 @@ export function announceEvents (executor: Executor): void {
   if (handle !== undefined) afterCommit(executor, () => { eventsCommitted(handle) })
 }
 
-const insertEventRow = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
-  db.insertInto('events').values({ event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data })
-    .returning('id'))
-
-/** SQLite: the event's number, the next one, taken in the transaction of its insert. */
-const numberAtInsert = precompiled((db: Executor, eventPk: bigint, audience: bigint | null) =>
-  db.insertInto('event_feed').values({
-    sequence: sql<bigint>`(select coalesce(max(sequence), (select pruned_through from event_log where id = 1)) + 1 from event_feed)`,
-    event_pk: eventPk,
-    audience
-  }))
+/**
+ * SQLite: the event, its key the next number, taken in the transaction of its insert: one above
+ * the highest key, or above the last number pruned once every event is pruned.
+ */
+const insertNumberedEvent = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
+  db.insertInto('events').values({
+    id: sql<bigint>`(select coalesce(max(id), (select pruned_through from event_log where id = 1)) + 1 from events)`,
+    event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data
+  } as unknown as Insertable<EventTable>))
 
 /** PostgreSQL: the event and its pending row, in one statement. */
 const insertPending = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
@@ -89,8 +88,7 @@ export async function recordEvent (trx: Executor, event: NewEvent, now = nowIso(
   if (!trx.isTransaction) throw new Error('an event is recorded inside the transaction of its change')
   const values = eventValues(event, now)
   if (isSqlite(trx)) {
-    const { rows: [row] } = await execute(trx, insertEventRow(trx, ...values))
-    await execute(trx, numberAtInsert(trx, row!.id, values[5]))
+    await execute(trx, insertNumberedEvent(trx, ...values))
   } else {
     await execute(trx, insertPending(trx, ...values))
   }
@@ -185,8 +183,13 @@ export async function pruneEvents (db: Db, retentionMs: number, now = Date.now()
       .orderBy('f.sequence').limit(1).executeTakeFirst()
     const through = young === undefined ? log.fannedOutThrough : BigInt(young.sequence) - 1n
     if (through > log.prunedThrough) {
-      await trx.deleteFrom('events').where('id', 'in', (eb) => eb.selectFrom('event_feed').select('event_pk').where('sequence', '<=', through)).execute()
-      await trx.deleteFrom('event_feed').where('sequence', '<=', through).execute()
+      if (isSqlite(trx)) {
+        // The feed is a view there: an event's number is its key.
+        await trx.deleteFrom('events').where('id', '<=', through).execute()
+      } else {
+        await trx.deleteFrom('events').where('id', 'in', (eb) => eb.selectFrom('event_feed').select('event_pk').where('sequence', '<=', through)).execute()
+        await trx.deleteFrom('event_feed').where('sequence', '<=', through).execute()
+      }
       await trx.updateTable('event_log').set({ pruned_through: through }).where('id', '=', 1).execute()
     }
     await trx.deleteFrom('webhook_deliveries').where('created_at', '<', cutoff).where('status', '!=', 'PENDING').execute()

@@ -15,7 +15,7 @@ export interface EventTable {
   data: string | null
 }
 
-/** The feed's order: an event's number, given as it commits (event.repository.ts). */
+/** The feed's order: an event's number, given as it commits (event.repository.ts); on SQLite a view of the events, each one's number its key. */
 export interface EventFeedTable {
   sequence: Int
   /** events.id */
