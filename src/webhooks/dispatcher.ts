@@ -292,9 +292,15 @@ export class WebhookDispatcher {
 
   #listen (): void {
     if (this.#stopping.signal.aborted) return
-    const client = new pg.Client({ connectionString: this.#config.databaseUrl, connectionTimeoutMillis: 3000 })
+    const client = new pg.Client({ connectionString: this.#config.databaseUrl, connectionTimeoutMillis: 3000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
     this.#listener = client
+    // Called by whichever comes first of 'error', 'end' and the failed connect, and only once
+    // per client: each call starts a new listener, so a second call would double them at every
+    // retry (thousands of connections after a few seconds without a database).
+    let retried = false
     const retry = (): void => {
+      if (retried) return
+      retried = true
       client.removeAllListeners()
       client.on('error', () => {})
       void client.end().catch(() => {})
