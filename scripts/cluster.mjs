@@ -8,13 +8,21 @@
 // and runs `haproxy` from the PATH in the foreground, listening on HOST:PORT (default
 // 127.0.0.1:8080), balancing round-robin and health-checking /health/ready. Every other variable
 // (ADMIN_*, limits, LOG_LEVEL, SHUTDOWN_GRACE_MS…) passes through to the instances.
-// SIGTERM or SIGINT stops HAProxy and every instance (each drains), then exits 0.
+// SIGTERM, SIGINT or SIGHUP stops HAProxy and every instance (each drains), then exits 0.
+//
+//   PORT=8080 INSTANCES=3 npm run cluster -- --ha
+//
+// `--ha` brings its own PostgreSQL with automatic failover instead of DATABASE_URL: etcd, HA_NODES
+// (default 2) PostgreSQL nodes under Patroni with synchronous replication, and a second HAProxy
+// that routes the instances' database connections to the current primary (scripts/ha-postgres.mjs;
+// docs/SCALING.md). Its data and logs are in a temporary folder of its own, removed on stop.
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { freePort } from './free-port.mjs'
+import { haMissing, startHaPostgres } from './ha-postgres.mjs'
 import { serviceArguments } from './start-command.mjs'
 
 /* global fetch */
@@ -22,10 +30,14 @@ import { serviceArguments } from './start-command.mjs'
 const say = (line) => process.stdout.write(`[cluster] ${line}\n`)
 const fail = (line) => { process.stderr.write(`[cluster] ${line}\n`); process.exit(1) }
 
-const databaseUrl = process.env.DATABASE_URL ?? ''
-if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-  fail('DATABASE_URL must be a postgres://… URL: the instances share one PostgreSQL database')
+const ha = process.argv.includes('--ha')
+let databaseUrl = process.env.DATABASE_URL ?? ''
+if (!ha && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  fail('DATABASE_URL must be a postgres://… URL: the instances share one PostgreSQL database (or use --ha, which starts its own)')
 }
+const haNodes = Number(process.env.HA_NODES ?? '2')
+if (ha && (!Number.isInteger(haNodes) || haNodes < 2 || haNodes > 5)) fail(`HA_NODES must be a whole number from 2 to 5, got "${process.env.HA_NODES}"`)
+if (ha && haMissing() !== undefined) fail(`--ha needs etcd, Patroni, HAProxy and PostgreSQL: ${haMissing()}`)
 const count = Number(process.env.INSTANCES ?? '3')
 if (!Number.isInteger(count) || count < 1 || count > 32) fail(`INSTANCES must be a whole number from 1 to 32, got "${process.env.INSTANCES}"`)
 const port = Number(process.env.PORT ?? '8080')
@@ -85,14 +97,36 @@ async function stop (code) {
   }
   for (const child of children) child.kill('SIGTERM')
   await Promise.all([...children].map((child) => child.exited))
+  // A database still starting is stopped once it has (it stops itself if it fails).
+  const db = database ?? await databaseStarting?.catch(() => undefined)
+  if (db !== undefined) {
+    say('stopping the database: HAProxy, Patroni and PostgreSQL, etcd')
+    await db.stop({ remove: true })
+  }
   rmSync(dir, { recursive: true, force: true })
   say('stopped')
   process.exit(code)
 }
 process.on('SIGTERM', () => { void stop(0) })
 process.on('SIGINT', () => { void stop(0) })
+// The terminal it ran in closed: the children (each in its own process group) would outlive it.
+process.on('SIGHUP', () => { void stop(0) })
 
 const dir = mkdtempSync(join(tmpdir(), 'api-cluster-'))
+let database, databaseStarting
+if (ha) {
+  say(`starting PostgreSQL with failover (${haNodes} nodes)`)
+  databaseStarting = startHaPostgres({ nodes: haNodes, say: (line) => say(`[postgres] ${line}`) })
+  try {
+    database = await databaseStarting
+  } catch (error) {
+    fail(`the database did not start: ${error.message}`)
+  }
+  if (stopping) await new Promise(() => {}) // stop() has it now
+  say(`database logs: ${database.dir}`)
+  databaseUrl = database.url
+  say(`database: ${databaseUrl.replace(/:[^:@/]+@/, ':…@')} (the primary, through HAProxy)`)
+}
 // Each instance runs as `npm start` runs it, Node.js flags included.
 const instanceArgs = serviceArguments({ fromSource: dev })
 const instances = []
@@ -100,6 +134,7 @@ for (let i = 1; i <= count; i++) {
   const instancePort = await freePort()
   const env = {
     ...process.env,
+    DATABASE_URL: databaseUrl,
     PORT: String(instancePort),
     HOST: '127.0.0.1',
     // The balancer is on this machine; its X-Forwarded-For carries the real client address.
@@ -146,6 +181,11 @@ defaults
   retries 3
   retry-on conn-failure
   option redispatch
+
+  # With no instance in service (all draining, or none ready while the database is unreachable)
+  # the balancer answers as an instance would: the API's 503 error body, with Retry-After.
+  unique-id-format %[uuid()]
+  http-error status 503 content-type "application/json; charset=utf-8" hdr retry-after 1 hdr x-request-id "%[unique-id]" lf-string '{"type":"/errors/SERVICE_UNAVAILABLE","title":"Service unavailable","status":503,"code":"SERVICE_UNAVAILABLE","message":"The service is temporarily unavailable. Try again later.","requestId":"%[unique-id]"}'
 
 frontend api
   bind ${host}:${port}

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely'
 import pg from 'pg'
-import { QueryReadTimeout } from './errors.js'
+import { CommitNotReplicated, QueryReadTimeout } from './errors.js'
 import type { Database } from './schema.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { statementName } from './statement-names.js'
@@ -83,9 +83,19 @@ type QueryCallback = (error: Error | null, result: pg.QueryResult) => void
  */
 export function guardedClient (preparedStatements: boolean, queryTimeoutMs: number | undefined): typeof pg.Client {
   return class GuardedClient extends pg.Client {
+    #unreplicated = false
+
     constructor (config?: string | pg.ClientConfig) {
       super(config)
       this.on('error', () => {})
+      // With synchronous replication, a commit waits for a standby's confirmation. If the wait is
+      // cut short (the statement time limit, the session ended), PostgreSQL commits on the primary
+      // alone and says so only in a WARNING; the query itself succeeds. Such a commit is turned
+      // into an error (503) here, so that no write is acknowledged that a failover could lose.
+      // The server's messages must be in English (lc_messages C or en), as they are by default.
+      this.on('notice', (notice: { message?: string }) => {
+        if (notice.message?.includes('wait for synchronous replication') === true) this.#unreplicated = true
+      })
     }
 
     override query (...args: unknown[]): any {
@@ -101,9 +111,11 @@ export function guardedClient (preparedStatements: boolean, queryTimeoutMs: numb
       // A hot query's text (db/statement-names.ts) goes as a named prepared statement.
       const name = preparedStatements ? statementName(text) : undefined
       const timer = queryTimeoutMs === undefined ? undefined : this.#giveUpAfter(queryTimeoutMs)
+      this.#unreplicated = false
       const done: QueryCallback = (error, result) => {
         clearTimeout(timer)
-        callback(error, result)
+        if (error === null && this.#unreplicated) callback(new CommitNotReplicated(), result)
+        else callback(error, result)
       }
       const query = super.query as (config: pg.QueryConfig | string, values: unknown[] | undefined, callback: QueryCallback) => void
       if (name === undefined) query.call(this, text, values, done)
@@ -127,6 +139,12 @@ function openPostgres (url: string, limits: boolean, preparedStatements: boolean
     // also bounds the wait for a free client when every one is busy.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30000,
+    // A database host that vanishes without a word (power, network) leaves its connections open
+    // here: TCP keepalive probes an idle one after 10 s, so the kernel finds it dead instead of
+    // a request finding it first (and waiting out the query limit). Behind HAProxy the balancer
+    // also cuts the sessions of a node that stops being primary.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...(limits ? { statement_timeout: STATEMENT_TIMEOUT_MS } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

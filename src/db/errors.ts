@@ -10,6 +10,18 @@ export class QueryReadTimeout extends Error {
   }
 }
 
+/**
+ * A PostgreSQL commit that a synchronous standby never confirmed: the server stopped waiting (the
+ * statement time limit, or the session being ended) and committed on the primary alone, which it
+ * reports as a WARNING and a success. Not acknowledged to the client: should the primary be lost
+ * now, the standby that takes over does not have it (db/database.ts).
+ */
+export class CommitNotReplicated extends Error {
+  constructor () {
+    super('The commit was not confirmed by a synchronous standby')
+  }
+}
+
 function codeOf (error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? code : ''
@@ -33,7 +45,7 @@ export function isDatabaseUnavailable (error: unknown): boolean {
   if (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_PG_CODES.has(code) || code.startsWith('08')) return true
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_FULL' ||
     code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY')) return true
-  if (error instanceof QueryReadTimeout) return true
+  if (error instanceof QueryReadTimeout || error instanceof CommitNotReplicated) return true
   // pg's own messages (a connection that timed out or died); the last one is Kysely's own, once
   // its driver (the SQLite handle or the pool) is closed.
   const message = error instanceof Error ? error.message : ''

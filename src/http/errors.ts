@@ -112,7 +112,7 @@ export const catalogue = {
     description: 'An unexpected failure on the server; it has been logged with the `requestId`. The request may or may not have taken effect: read the resource before repeating a write, and report the `requestId` if it persists.',
     retryable: false },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', message: 'The service is temporarily unavailable. Try again later.',
-    description: 'The database cannot be reached, or the server is shutting down. Nothing was done; retry after the number of seconds in `Retry-After` (another instance may answer sooner).',
+    description: 'The database cannot be reached (or has no primary for a moment, or could not confirm a commit on its standby), or the server is shutting down. Nothing was acknowledged: retry after the number of seconds in `Retry-After` (another instance may answer sooner). A write cut off during its commit may still have been made; retry an order with the same `Idempotency-Key` to be sure of one order.',
     retryable: true }
 } as const satisfies Record<string, CatalogueEntry>
 

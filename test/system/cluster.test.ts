@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { after, before, describe, test } from 'node:test'
 import { allEvents, allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
 import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 import { assertProblem, MiB, rawTries, undiciTries } from '../http/early-answer-client.js'
 import { attempt, json, startLoad, waitFor } from './load.js'
-import { freePort } from '../../scripts/free-port.mjs'
+import { ADMIN, startCluster, type ClusterProcess } from './cluster-process.js'
 import { skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
 
-// Three instances behind HAProxy, started by `npm run cluster` (its --dev form: no build), on
+// Three instances behind HAProxy, started by `npm run cluster` (cluster-process.ts), on
 // one PostgreSQL of this test's own: every race is exact across instances, a draining instance
 // loses no request, and a killed one is routed around without losing an acknowledged write.
 
@@ -27,8 +26,7 @@ const statuses = (list: Array<{ status: unknown }>): Record<string, number> =>
 
 describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, timeout: 180_000 }, () => {
   let pg: PrivatePostgres
-  let cluster: ReturnType<typeof spawn>
-  let output = ''
+  let cluster: ClusterProcess
   let base: string
   let pids: number[] = []
   let admin: Record<string, string>
@@ -37,34 +35,14 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
   before(async () => {
     receiver = await startReceiver()
     pg = await startPrivatePostgres()
-    const port = await freePort()
-    cluster = spawn(process.execPath, ['scripts/cluster.mjs', '--dev'], {
-      env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
-        DATABASE_URL: pg.url, PORT: String(port), INSTANCES: '3', LOG_LEVEL: 'warn',
-        ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'root password',
-        LOGIN_FAILURES_PER_EMAIL: '5', SIGNUPS_PER_CLIENT_PER_HOUR: '1000000', RATE_LIMIT_PER_MINUTE: '0',
-        SHUTDOWN_GRACE_MS: '3000',
-        WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_RETRY_SCHEDULE: '0,0.2,0.5,1,1,1,1,1', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_POLL_MS: '200'
-      },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    cluster.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString() })
-    cluster.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString() })
-    await waitFor('the cluster is ready', async () => {
-      if (cluster.exitCode !== null) throw new Error(`cluster exited ${cluster.exitCode}: ${output}`)
-      return /\[cluster\] ready: (http:\S+)/.test(output)
-    }, 90_000)
-    base = /\[cluster\] ready: (http:\S+)/.exec(output)![1]!
-    pids = [...output.matchAll(/instance \d+: pid (\d+)/g)].map((m) => Number(m[1]))
+    cluster = await startCluster({ DATABASE_URL: pg.url, LOGIN_FAILURES_PER_EMAIL: '5', SHUTDOWN_GRACE_MS: '3000' })
+    base = cluster.base
+    pids = cluster.pids
     assert.equal(pids.length, 3)
-    admin = await logIn(base, 'root@example.com', 'root password')
+    admin = await logIn(base, ADMIN.email, ADMIN.password)
   })
   after(async () => {
-    if (cluster !== undefined && cluster.exitCode === null) {
-      cluster.kill('SIGTERM')
-      await once(cluster, 'exit')
-    }
+    await cluster?.stop()
     pg?.destroy()
     await receiver?.close()
   })
@@ -162,7 +140,7 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     const load = startLoad(12, async (w, i) => await attempt('post', `${base}/v1/posts`, json({ title: `d${w}`, content: `${i}` }, writer.auth), (b) => String(b.id)))
     await new Promise((resolve) => setTimeout(resolve, 1000))
     process.kill(pids[0]!, 'SIGTERM')
-    await waitFor('the instance exits', async () => /instance 1 \(pid \d+\) exited \(0\)/.test(output), 30_000)
+    await waitFor('the instance exits', async () => /instance 1 \(pid \d+\) exited \(0\)/.test(cluster.output()), 30_000)
     await new Promise((resolve) => setTimeout(resolve, 1000))
     const outcomes = await load.stop()
     t.diagnostic(`figures ${JSON.stringify({ scenario: 'instance SIGTERM', requests: outcomes.length, statuses: statuses(outcomes) })}`)
@@ -181,12 +159,12 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     const gone = new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => { reject(new Error('the killed instance was not reported gone within 10 s')) }, 10_000)
       const seen = (): void => {
-        if (!/instance 2 \(pid \d+\) exited \(SIGKILL\)/.test(output)) return
+        if (!/instance 2 \(pid \d+\) exited \(SIGKILL\)/.test(cluster.output())) return
         clearTimeout(timer)
-        cluster.stdout!.off('data', seen)
+        cluster.child.stdout!.off('data', seen)
         resolve(Date.now())
       }
-      cluster.stdout!.on('data', seen)
+      cluster.child.stdout!.on('data', seen)
     })
     const killedAt = Date.now()
     process.kill(pids[1]!, 'SIGKILL')
@@ -237,9 +215,8 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
   })
 
   test('SIGTERM to `npm run cluster` stops HAProxy and every instance, exit 0', async () => {
-    cluster.kill('SIGTERM')
-    const [code] = await once(cluster, 'exit') as [number | null]
-    assert.equal(code, 0, output.slice(-2000))
+    const code = await cluster.stop()
+    assert.equal(code, 0, cluster.output().slice(-2000))
     for (const pid of pids) assert.throws(() => process.kill(pid, 0), 'instance process is gone')
   })
 })
