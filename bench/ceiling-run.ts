@@ -1,9 +1,10 @@
 // `npm run bench:ceiling`: how close to the floor this stack can come on a read, feature by feature.
 //
-// Seeds a SQLite database as `npm run bench` does, starts the floor (bench/floor.ts), then a
-// ladder of servers one after the other: bare Fastify on the floor's store
-// (bench/ceiling.ts), the same with the service's per-request features added one at a time, and
-// last the service itself (dist/server.js as `npm start` runs it). Each is measured against the
+// Seeds a SQLite database as `npm run bench` does, starts the floor (bench/floor.ts: the
+// statement, JSON.stringify and nothing else), then a ladder of servers one after the other:
+// bare Fastify on the floor's statements with the service's representations (bench/ceiling.ts),
+// the same with the service's per-request features added one at a time, and last the service
+// itself (dist/server.js as `npm start` runs it). Each is measured against the
 // floor on GET /v1/posts/{id} and GET /v1/products/{id}: a warm-up, then rounds alternating
 // server and floor; the ratio is the median of the per-round ratios, as in `npm run bench`.
 // Every server runs with the Node.js flags of `npm start`. A ratio against the floor says what
@@ -33,7 +34,7 @@ const root = resolve(import.meta.dirname, '..')
 // The ladder, bottom up: bare Fastify, then one feature more per rung (each rung has every
 // feature of the rungs below it).
 const STEPS: Array<{ label: string, adds?: typeof FEATURES[number] }> = [
-  { label: 'bare Fastify on the floor\'s store, `JSON.stringify`' },
+  { label: 'bare Fastify on the floor\'s statements, the service\'s representation, `JSON.stringify`' },
   { label: '+ one log line per request at info (the service\'s logger and log controller)', adds: 'log' },
   { label: '+ request id (`X-Request-Id`) and the service\'s time limits', adds: 'id' },
   { label: '+ compiled serializer, ETag (SHA-1 of the body) and 304', adds: 'tag' },

@@ -1,6 +1,6 @@
 // The ceiling of this stack for a read (`npm run bench:ceiling`): a bare Fastify server that
-// answers GET /v1/posts/{id} and GET /v1/products/{id} through the floor's own store (the same
-// statements and representations, bench/floor-store.ts), with the service's per-request
+// answers GET /v1/posts/{id} and GET /v1/products/{id} with the floor's statements (the service's
+// SQL, bench/floor-sqlite.ts) and the service's representations, with the service's per-request
 // features added in their most direct form, each turned on by name in CEILING_FEATURES (a comma
 // list). With every feature on, it does what the service must do for
 // such a read and nothing else: no plugins, no error catalogue, no data layer. The features use
@@ -16,18 +16,33 @@
 //   limit     the service's fixed-window rate limit, counting the client and sending its headers
 //   validate  the path id checked by a route schema (Fastify's own validator)
 //   nosniff   X-Content-Type-Options on every answer
+//
+//   CEILING_DATABASE_URL=file:…   CEILING_FEATURES=log,id,…   CEILING_PORT=…   node --import tsx bench/ceiling.ts
+import { hash } from 'node:crypto'
+import Sqlite from 'better-sqlite3'
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { clientKey, FixedWindows } from '../src/http/rate-limit.js'
 import { genReqId } from '../src/http/request-id.js'
 import { RequestLog } from '../src/http/request-log.js'
 import { RequestMetrics } from '../src/service/request-metrics.js'
-import { openStore, tagOf, toPost, toProduct } from './floor-store.js'
+import { POST_BY_ID, PRODUCT_BY_ID } from './floor-sqlite.js'
 
 export const FEATURES = ['log', 'id', 'tag', 'metrics', 'limit', 'validate', 'nosniff'] as const
 const on = new Set((process.env.CEILING_FEATURES ?? '').split(',').filter(Boolean))
 for (const name of on) if (!(FEATURES as readonly string[]).includes(name)) throw new Error(`unknown ceiling feature ${name}`)
 
-const store = openStore(process.env.CEILING_DATABASE_URL ?? '')
+// SQLite only, as bench/ceiling-run.ts runs it: reads need none of the floor's write settings.
+const db = new Sqlite((process.env.CEILING_DATABASE_URL ?? '').slice('file:'.length))
+const postById = db.prepare(POST_BY_ID)
+const productById = db.prepare(PRODUCT_BY_ID)
+interface PostRow { id: number, title: string, content: string, author_id: number, author_name: string, views: number, created_at: string, updated_at: string }
+interface ProductRow { id: number, name: string, price: number, category: string, stock: number, on_sale: number, created_at: string, updated_at: string }
+// The service's representations (src/posts/post.representation.ts, src/products/product.representation.ts);
+// SQLite keeps times as the ISO text they are sent as.
+const toPost = (r: PostRow) => ({ id: r.id, title: r.title, content: r.content, author: { id: r.author_id, name: r.author_name }, views: r.views, createdAt: r.created_at, updatedAt: r.updated_at })
+const toProduct = (r: ProductRow) => ({ id: r.id, name: r.name, price: r.price, category: r.category, stock: r.stock, onSale: r.on_sale === 1, createdAt: r.created_at, updatedAt: r.updated_at })
+// The service's tag (src/http/etag.ts): SHA-1 of the bytes sent, base64url.
+const tagOf = (json: string) => `"${hash('sha1', json, 'base64url')}"`
 
 const options: FastifyServerOptions = on.has('log')
   ? { logger: { level: 'info', redact: ['req.headers.authorization', 'req.headers.cookie'] }, logController: new RequestLog() }
@@ -96,12 +111,12 @@ const byId = on.has('validate')
 type ById = FastifyRequest<{ Params: { id: string } }>
 
 app.get('/v1/posts/:id', byId, async (request: ById, reply) => {
-  const row = await store.post(Number(request.params.id))
+  const row = postById.get(Number(request.params.id)) as PostRow | undefined
   if (row === undefined) return await reply.code(404).send({ code: 'POST_NOT_FOUND' })
   return send(request, reply, toPost(row), postJson)
 })
 app.get('/v1/products/:id', byId, async (request: ById, reply) => {
-  const row = await store.product(Number(request.params.id))
+  const row = productById.get(Number(request.params.id)) as ProductRow | undefined
   if (row === undefined) return await reply.code(404).send({ code: 'PRODUCT_NOT_FOUND' })
   return send(request, reply, toProduct(row), productJson)
 })

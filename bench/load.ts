@@ -1,7 +1,7 @@
 // Processes and load for `npm run bench` and `npm run bench:ceiling`: start the service (as
-// `npm start` does) or the floor on a loopback port, pinned to one core when taskset exists;
-// wait until it answers; sample its memory; run autocannon against it from this process (pinned
-// to the other core).
+// `npm start` does), the floor or the peer on a loopback port, pinned to one core when taskset
+// exists; wait until it answers; sample its memory; run autocannon against it from this process
+// (pinned to the other core), and measure what that costs this process.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
@@ -96,6 +96,11 @@ export interface Measured {
   /** Responses outside 2xx, errors and timeouts: a measurement with any is not one. */
   bad: number
   badDetail: string
+  /**
+   * CPU time of this process (the load generator) over the run, as a share of one core. Near 1,
+   * the generator, not the server, may have set the pace.
+   */
+  generatorCpu: number
 }
 
 export interface Running { done: Promise<Measured>, stop: () => void }
@@ -103,6 +108,8 @@ export interface Running { done: Promise<Measured>, stop: () => void }
 /** Starts a load; `done` settles when it ends (its duration or amount reached, or stop()). */
 export function start (url: string, load: Load): Running {
   let instance: { stop: () => void } | undefined
+  const cpu = process.cpuUsage()
+  const started = performance.now()
   const done = new Promise<Measured>((resolve, reject) => {
     instance = autocannon({
       url,
@@ -111,6 +118,8 @@ export function start (url: string, load: Load): Running {
       requests: load.requests
     }, (error, result) => {
       if (error !== null && error !== undefined) { reject(error); return }
+      const used = process.cpuUsage(cpu)
+      const generatorCpu = (used.user + used.system) / 1000 / (performance.now() - started)
       const seconds = (result.finish.getTime() - result.start.getTime()) / 1000
       const bad = result.non2xx + result.errors + result.timeouts
       resolve({
@@ -119,7 +128,8 @@ export function start (url: string, load: Load): Running {
         p99: result.latency.p99,
         total: result.requests.total,
         bad,
-        badDetail: bad === 0 ? '' : `non-2xx ${result.non2xx} (${JSON.stringify(result.statusCodeStats)}), errors ${result.errors}, timeouts ${result.timeouts}`
+        badDetail: bad === 0 ? '' : `non-2xx ${result.non2xx} (${JSON.stringify(result.statusCodeStats)}), errors ${result.errors}, timeouts ${result.timeouts}`,
+        generatorCpu
       })
     })
   })
@@ -165,4 +175,10 @@ export async function startService (args: string[], databaseUrl: string, logFile
 export async function startFloor (databaseUrl: string, logFile: string): Promise<Server> {
   const port = await freePort()
   return await startServer('floor', ['--import', 'tsx', join(ROOT, 'bench/floor.ts')], { FLOOR_DATABASE_URL: databaseUrl, FLOOR_PORT: String(port) }, logFile, port)
+}
+
+/** The peer (bench/peer.ts) on a SQLite `databaseUrl`, its log (stdout) to `logFile`. */
+export async function startPeer (databaseUrl: string, logFile: string): Promise<Server> {
+  const port = await freePort()
+  return await startServer('peer', ['--import', 'tsx', join(ROOT, 'bench/peer.ts')], { PEER_DATABASE_URL: databaseUrl, PEER_PORT: String(port) }, logFile, port)
 }
