@@ -1,10 +1,11 @@
 // Processes and load for `npm run bench` and `npm run bench:ceiling`: start the service (as
 // `npm start` does), the floor or the peer on a loopback port, pinned to one core when taskset
-// exists; wait until it answers; sample its memory; run autocannon against it from this process
-// (pinned to the other core), and measure what that costs this process.
+// exists; wait until it answers; sample its memory; load it from the other core, with autocannon
+// in this process or with wrk (a C load generator, in a child process), and measure what that
+// costs the generator.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { closeSync, openSync, readFileSync } from 'node:fs'
-import { cpus } from 'node:os'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import autocannon from 'autocannon'
 import { freePort } from '../scripts/free-port.mjs'
@@ -97,8 +98,8 @@ export interface Measured {
   bad: number
   badDetail: string
   /**
-   * CPU time of this process (the load generator) over the run, as a share of one core. Near 1,
-   * the generator, not the server, may have set the pace.
+   * CPU time of the load generator over the run (this process for autocannon, the wrk process for
+   * wrk), as a share of one core. Near 1, the generator, not the server, may have set the pace.
    */
   generatorCpu: number
 }
@@ -138,6 +139,81 @@ export function start (url: string, load: Load): Running {
 
 export async function measure (url: string, load: Load): Promise<Measured> {
   return await start(url, load).done
+}
+
+/** Whether `wrk` is on the PATH. */
+export const WRK = spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }).status === 0
+
+/** A GET for wrk: one fixed path, or `prefix` + a random id in `ids` (both ends included) + `suffix`. */
+export type Read = { path: string } | { prefix: string, ids: { first: number, last: number }, suffix?: string }
+
+/** A Lua string literal of a URL path (ASCII, so JSON's escapes are Lua's). */
+const lua = (text: string) => JSON.stringify(text)
+
+/**
+ * `read` for `seconds` with `connections` connections, by wrk: one thread, pinned to core 1 when
+ * the servers are pinned to core 0, run from a Lua script written to a temporary file. The
+ * script's done() prints wrk's own summary in fixed units (its counts, run time and latency
+ * percentiles in µs; the same numbers its text report rounds) and os.clock(): the CPU time of
+ * the whole wrk process, all its threads, which is the generator's CPU time.
+ *
+ * wrk counts as failures responses with a status ≥ 400 ("Non-2xx or 3xx responses" in its text
+ * report: 3xx are not counted, unlike autocannon's non2xx) and socket errors: connect, read,
+ * write and timeouts (no answer within 10 s, autocannon's default).
+ */
+export async function measureWrk (url: string, read: Read, connections: number, seconds: number): Promise<Measured> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'))
+  try {
+    const script = join(dir, 'load.lua')
+    const lines: string[] = []
+    if ('ids' in read) {
+      lines.push(
+        `math.randomseed(${Math.floor(Math.random() * 2 ** 31)})`,
+        `local prefix, first, last, suffix = ${lua(read.prefix)}, ${read.ids.first}, ${read.ids.last}, ${lua(read.suffix ?? '')}`,
+        'request = function() return wrk.format("GET", prefix .. math.random(first, last) .. suffix) end'
+      )
+    }
+    lines.push(
+      'done = function(summary, latency, requests)',
+      '  local e = summary.errors',
+      '  io.write(string.format("\\nBENCH-WRK %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.6f\\n", summary.requests, summary.duration,',
+      '    e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50), latency:percentile(99), os.clock()))',
+      'end'
+    )
+    writeFileSync(script, lines.join('\n') + '\n')
+    const wrk = ['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '--latency', '-s', script, url + ('path' in read ? read.path : '')]
+    const [command, ...argv] = PINNED ? ['taskset', '-c', '1', ...wrk] : wrk
+    const started = performance.now()
+    const { code, stdout, stderr } = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve, reject) => {
+      const child = spawn(command!, argv, { stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+      child.once('error', reject)
+      child.once('close', (code) => { resolve({ code, stdout, stderr }) })
+    })
+    const wall = performance.now() - started
+    const summary = /^BENCH-WRK (.+)$/m.exec(stdout)
+    if (code !== 0 || summary === null) throw new Error(`${command} ${argv.join(' ')} exited with ${code}:\n${stdout}${stderr}`)
+    const [requests, duration, connect, readErrors, write, status, timeout, p50, p99, cpu] = summary[1]!.split(' ').map(Number) as [number, number, number, number, number, number, number, number, number, number]
+    const errors = connect + readErrors + write
+    const bad = status + errors + timeout
+    const ms = (us: number) => Math.round(us / 10) / 100
+    return {
+      rps: requests / (duration / 1e6),
+      p50: ms(p50),
+      p99: ms(p99),
+      total: requests,
+      bad,
+      badDetail: bad === 0
+        ? ''
+        : `non-2xx ${status} (wrk: status ≥ 400), errors ${errors} (connect ${connect}, read ${readErrors}, write ${write}), timeouts ${timeout}`,
+      generatorCpu: cpu * 1000 / wall
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 /** The middle value (the mean of the two middle ones for an even count). */

@@ -13,12 +13,26 @@
 // - the peer (bench/peer.ts, SQLite only): the two list and post reads as a team would write them
 //   without this service, Express 5 + better-sqlite3 + pino-http logging at info to a file.
 //
-// Each route is driven by autocannon from this process: a warm-up, then rounds alternating
+// Each route is driven by a load generator on the other core: a warm-up, then rounds alternating
 // service, floor and peer (A B C A B C …; A B where the peer has no such route), so that drift in
 // the machine's load touches all alike; every figure is the median over the rounds (a ratio: the
-// median of the per-round ratios). With taskset, the servers run on core 0 and this process on
-// core 1; its own CPU time per run is printed per route, with a warning for a run where it used
-// more than 90 % of its core (then the generator, not the server, may have set the pace).
+// median of the per-round ratios). With taskset, the servers run on core 0 and the generator on
+// core 1. The generator:
+//
+// - the GET routes (post-by-id, list, deep, product-by-id), in a full run: wrk (`apt-get install
+//   wrk`), one thread, the same connections and seconds, a Lua script drawing the random ids. The
+//   floor answers these at tens of thousands a second; autocannon (JavaScript, in this process)
+//   used 95-98 % of its core to keep up, so the floor's figure could be the generator's, and the
+//   service's ratio to it then reads high. wrk asks for as much with about 60 % of the core.
+//   Without wrk on the PATH they fall back to autocannon, with a note that their figures may be
+//   generator-bound;
+// - the writes (a few thousand a second, with per-request state: tokens, If-Match pools), the
+//   log-in burst, and every route in --smoke (an exact number of requests, each status checked):
+//   autocannon in this process.
+//
+// The generator's CPU time per run (wrk's process, or this one for autocannon) is printed per
+// route, with a warning for a run where it used more than 90 % of its core (then the generator,
+// not the server, may have set the pace).
 // Prints one table per database and PASS/FAIL per target (with how far a FAIL misses); exits
 // non-zero on any FAIL. Targets (ratio to the floor): SQLite, a post or a product by id ≥ 0.70,
 // the list ≥ 0.80, creating a post, editing one and placing an order ≥ 0.80, counting a view ≥
@@ -42,7 +56,7 @@ import { join, resolve } from 'node:path'
 import type autocannon from 'autocannon'
 import { scratchDatabase } from '../test/scratch-database.js'
 import { serviceArguments } from '../scripts/start-command.mjs'
-import { buildService, measure, median, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, type Load, type Measured, type Server } from './load.js'
+import { buildService, measure, measureWrk, median, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, WRK, type Load, type Measured, type Read, type Server } from './load.js'
 import { FULL_SIZE, PASSWORD, seed, SMOKE_SIZE, type Seeded } from './seed.js'
 
 const args = process.argv.slice(2)
@@ -56,6 +70,8 @@ const SIZE = SMOKE ? SMOKE_SIZE : FULL_SIZE
 const CPU_PROF = process.env.BENCH_CPU_PROF
 /** Above this share of its core, the load generator may have been the limit of a run. */
 const GENERATOR_LIMIT = 0.9
+/** wrk drives the GET routes in a full run (bench/load.ts, measureWrk). */
+const USE_WRK = WRK && !SMOKE
 
 type Database = 'SQLite' | 'PostgreSQL'
 interface Route {
@@ -67,6 +83,8 @@ interface Route {
   peer?: boolean
   /** The requests for one run against `server` (fresh state per run where a route needs it). */
   load: (server: Server) => Promise<autocannon.Request[]>
+  /** A GET route's one request, for wrk in a full run (then `load` is not used). */
+  read?: Read
   /** Called after each run against `server` (to return posts in flight to the pool). */
   after?: (server: Server) => Promise<void>
 }
@@ -77,6 +95,14 @@ interface Side { who: Who, runs: Measured[], rss: number }
 interface Row { route: Route, sides: Side[] }
 
 const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
+
+/** A GET route's request, for wrk (`read`) and for autocannon (`load`). */
+const get = (read: Read): Pick<Route, 'read' | 'load'> => ({
+  read,
+  load: async () => ['path' in read
+    ? { method: 'GET', path: read.path }
+    : { method: 'GET', setupRequest: (r) => ({ ...r, path: `${read.prefix}${random(read.ids)}${read.suffix ?? ''}` }) }]
+})
 
 const problems: string[] = []
 
@@ -113,10 +139,10 @@ function routes (data: Seeded): Route[] {
   let edit = 0
 
   return [
-    { key: 'post-by-id', name: 'GET /v1/posts/{id}', goal: { SQLite: 0.70, PostgreSQL: 0.85 }, peer: true, load: async () => [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(readable)}` }) }] },
-    { key: 'list', name: 'GET /v1/posts?limit=20', goal: { SQLite: 0.80, PostgreSQL: 0.85 }, peer: true, load: async () => [{ method: 'GET', path: '/v1/posts?limit=20' }] },
-    { key: 'deep', name: 'GET /v1/posts?limit=20&cursor=(90%)', goal: {}, load: async () => [{ method: 'GET', path: `/v1/posts?limit=20&cursor=${data.deepCursor}` }] },
-    { key: 'product-by-id', name: 'GET /v1/products/{id}', goal: { SQLite: 0.70, PostgreSQL: 0.85 }, load: async () => [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/products/${random(data.productIds)}` }) }] },
+    { key: 'post-by-id', name: 'GET /v1/posts/{id}', goal: { SQLite: 0.70, PostgreSQL: 0.85 }, peer: true, ...get({ prefix: '/v1/posts/', ids: readable }) },
+    { key: 'list', name: 'GET /v1/posts?limit=20', goal: { SQLite: 0.80, PostgreSQL: 0.85 }, peer: true, ...get({ path: '/v1/posts?limit=20' }) },
+    { key: 'deep', name: 'GET /v1/posts?limit=20&cursor=(90%)', goal: {}, ...get({ path: `/v1/posts?limit=20&cursor=${data.deepCursor}` }) },
+    { key: 'product-by-id', name: 'GET /v1/products/{id}', goal: { SQLite: 0.70, PostgreSQL: 0.85 }, ...get({ prefix: '/v1/products/', ids: data.productIds }) },
     { key: 'views', name: 'POST /v1/posts/{id}/views', goal: { SQLite: 0.70 }, load: async () => [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(readable)}/views` }) }] },
     {
       key: 'create-post',
@@ -182,7 +208,9 @@ function loadFor (requests: autocannon.Request[], connections = CONNECTIONS, sec
 /** Requests the service answered, over the whole run. */
 let answered = 0
 async function runOnce (route: Route, server: Server, seconds = SECONDS): Promise<Measured> {
-  const result = await measure(server.url, loadFor(await route.load(server), CONNECTIONS, seconds))
+  const result = USE_WRK && route.read !== undefined
+    ? await measureWrk(server.url, route.read, CONNECTIONS, seconds)
+    : await measure(server.url, loadFor(await route.load(server), CONNECTIONS, seconds))
   if (server.name === 'service') answered += result.total
   await route.after?.(server)
   if (result.bad > 0) problems.push(`${server.name}, ${route.name}: ${result.badDetail}`)
@@ -267,7 +295,9 @@ function printTable (database: Database, rows: Row[], burst: Burst | undefined, 
       `${each((side) => `${mid(side, 'p50')} / ${mid(side, 'p99')}`).join(' · ')} | ${each((side) => fmt(side.rss)).join(' · ')} | ` +
       `${each((side) => percent(mid(side, 'generatorCpu'))).join(' · ')} |`)
   }
-  console.log('\nThe generator\'s CPU is this process\'s CPU time over each run as a share of its one core (median over the rounds).')
+  console.log(`\nThe generator's CPU is its CPU time over each run as a share of its one core (median over the rounds): ${USE_WRK
+    ? 'wrk\'s process for the GET routes, this process (autocannon) for the others'
+    : 'this process\'s (autocannon)'}.`)
   for (const warning of generatorWarnings(database, rows)) console.log(warning)
   if (burst !== undefined) {
     console.log(`\nLog-in burst (service only, ${burst.seconds.toFixed(1)} s): ${fmt(burst.logins, 1)} log-ins/s with 32 in flight; ` +
@@ -355,6 +385,9 @@ pinLoadGenerator()
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${fmt(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; ` +
   (PINNED ? 'service, floor and peer pinned to core 0, load generator to core 1 (taskset).' : 'no pinning (taskset or a second core missing).'))
 console.log(`Runs: ${SMOKE ? `smoke, ${SMOKE_AMOUNT} requests per route and server` : `warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route, service, floor and peer alternating`}, ${CONNECTIONS} connections.`)
+if (SMOKE) console.log('Load generator: autocannon, in this process.')
+else if (WRK) console.log('Load generator: wrk (one thread) for the GET routes; autocannon, in this process, for the writes and the log-in burst.')
+else console.log('Load generator: autocannon, in this process, for every route (wrk is not on the PATH): the GET routes\' figures, the floor\'s first, may be generator-bound; `apt-get install wrk` fixes it.')
 // The full run builds and starts dist/server.js as `npm start` does, with its Node.js flags. The
 // smoke run (CI) starts the same entry point from source through tsx: it checks that the bench
 // and every route work, and spares the build (CI has already type-checked the same code).
