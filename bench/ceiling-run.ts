@@ -6,7 +6,9 @@
 // the same with the service's per-request features added one at a time, and last the service
 // itself (dist/server.js as `npm start` runs it). Each is measured against the
 // floor on GET /v1/posts/{id} and GET /v1/products/{id}: a warm-up, then rounds alternating
-// server and floor; the ratio is the median of the per-round ratios, as in `npm run bench`.
+// server and floor; the ratio is the median of the per-round ratios, as in `npm run bench`, and
+// as there the load comes from wrk when it is on the PATH (autocannon could not keep up with the
+// floor), from autocannon otherwise and in the smoke run.
 // Every server runs with the Node.js flags of `npm start`. A ratio against the floor says what
 // a rung costs; two rungs are compared through the floor, which runs throughout.
 //
@@ -22,7 +24,7 @@ import { serviceArguments } from '../scripts/start-command.mjs'
 import { scratchDatabase } from '../test/scratch-database.js'
 import type { FEATURES } from './ceiling.js'
 import { freePort } from '../scripts/free-port.mjs'
-import { buildService, measure, median, pinLoadGenerator, PINNED, startFloor, startServer, startService, type Server } from './load.js'
+import { buildService, measure, measureWrk, median, pinLoadGenerator, PINNED, startFloor, startServer, startService, WRK, type Read as WrkRead, type Server } from './load.js'
 import { FULL_SIZE, seed, SMOKE_SIZE } from './seed.js'
 
 const SMOKE = process.argv.includes('--smoke')
@@ -45,11 +47,14 @@ const STEPS: Array<{ label: string, adds?: typeof FEATURES[number] }> = [
 ]
 const fmt = (n: number) => Math.round(n).toLocaleString('en')
 
-interface Read { name: string, requests: autocannon.Request[] }
+/** A read, for autocannon (`requests`, the smoke run) and for wrk (`read`, a full run with wrk on the PATH, as in `npm run bench`). */
+interface Read { name: string, requests: autocannon.Request[], read: WrkRead }
 
 async function compare (server: Server, floor: Server, read: Read): Promise<{ rps: number, floorRps: number, ratio: number }> {
   const run = async (target: Server, seconds: number) => {
-    const result = await measure(target.url, { connections: CONNECTIONS, seconds, requests: read.requests, ...(SMOKE ? { amount: 100 } : {}) })
+    const result = WRK && !SMOKE
+      ? await measureWrk(target.url, read.read, CONNECTIONS, seconds)
+      : await measure(target.url, { connections: CONNECTIONS, seconds, requests: read.requests, ...(SMOKE ? { amount: 100 } : {}) })
     if (result.bad > 0) throw new Error(`${target.name}, ${read.name}: ${result.badDetail}`)
     return result.rps
   }
@@ -71,7 +76,8 @@ console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, node ${p
   (PINNED ? 'servers pinned to core 0, load generator to core 1 (taskset).' : 'no pinning (taskset or a second core missing).'))
 console.log(SMOKE
   ? `Runs: smoke, 100 requests per route and server, ${CONNECTIONS} connections; no ratio means anything here.`
-  : `Runs: warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route and rung, server and floor alternating, ${CONNECTIONS} connections.`)
+  : `Runs: warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route and rung, server and floor alternating, ${CONNECTIONS} connections, ` +
+    (WRK ? 'driven by wrk (one thread).' : 'driven by autocannon in this process (wrk is not on the PATH: the floor\'s figures may be generator-bound; `apt-get install wrk`).'))
 // As in `npm run bench`: the full run measures the built service, the smoke run (CI, which
 // type-checks the same code) starts it from source.
 if (!SMOKE) buildService()
@@ -85,8 +91,8 @@ try {
   const data = await seed(scratch.url, SMOKE ? SMOKE_SIZE : FULL_SIZE)
   const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
   const reads: Read[] = [
-    { name: 'GET /v1/posts/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(data.postIds)}` }) }] },
-    { name: 'GET /v1/products/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/products/${random(data.productIds)}` }) }] }
+    { name: 'GET /v1/posts/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(data.postIds)}` }) }], read: { prefix: '/v1/posts/', ids: data.postIds } },
+    { name: 'GET /v1/products/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/products/${random(data.productIds)}` }) }], read: { prefix: '/v1/products/', ids: data.productIds } }
   ]
   const floor = await startFloor(scratch.url, join(work, 'floor.log'))
   try {
