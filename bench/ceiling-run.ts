@@ -19,12 +19,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type autocannon from 'autocannon'
 import { serviceArguments } from '../scripts/start-command.mjs'
 import { scratchDatabase } from '../test/scratch-database.js'
 import type { FEATURES } from './ceiling.js'
 import { freePort } from '../scripts/free-port.mjs'
-import { buildService, measure, measureWrk, median, pinLoadGenerator, PINNED, startFloor, startServer, startService, WRK, type Read as WrkRead, type Server } from './load.js'
+import { buildService, measure, measureWrk, median, pinLoadGenerator, readRequests, PINNED, startFloor, startServer, startService, WRK, type Read as WrkRead, type Server } from './load.js'
 import { FULL_SIZE, seed, SMOKE_SIZE } from './seed.js'
 
 const SMOKE = process.argv.includes('--smoke')
@@ -47,14 +46,14 @@ const STEPS: Array<{ label: string, adds?: typeof FEATURES[number] }> = [
 ]
 const fmt = (n: number) => Math.round(n).toLocaleString('en')
 
-/** A read, for autocannon (`requests`, the smoke run) and for wrk (`read`, a full run with wrk on the PATH, as in `npm run bench`). */
-interface Read { name: string, requests: autocannon.Request[], read: WrkRead }
+/** A read: wrk drives it in a full run with wrk on the PATH, as in `npm run bench`; autocannon otherwise. */
+interface Read { name: string, read: WrkRead }
 
 async function compare (server: Server, floor: Server, read: Read): Promise<{ rps: number, floorRps: number, ratio: number }> {
   const run = async (target: Server, seconds: number) => {
     const result = WRK && !SMOKE
       ? await measureWrk(target.url, read.read, CONNECTIONS, seconds)
-      : await measure(target.url, { connections: CONNECTIONS, seconds, requests: read.requests, ...(SMOKE ? { amount: 100 } : {}) })
+      : await measure(target.url, { connections: CONNECTIONS, seconds, requests: readRequests(read.read), ...(SMOKE ? { amount: 100 } : {}) })
     if (result.bad > 0) throw new Error(`${target.name}, ${read.name}: ${result.badDetail}`)
     return result.rps
   }
@@ -89,10 +88,9 @@ const work = mkdtempSync(join(tmpdir(), 'ceiling-'))
 const scratch = await scratchDatabase('ceiling')
 try {
   const data = await seed(scratch.url, SMOKE ? SMOKE_SIZE : FULL_SIZE)
-  const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
   const reads: Read[] = [
-    { name: 'GET /v1/posts/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(data.postIds)}` }) }], read: { prefix: '/v1/posts/', ids: data.postIds } },
-    { name: 'GET /v1/products/{id}', requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/products/${random(data.productIds)}` }) }], read: { prefix: '/v1/products/', ids: data.productIds } }
+    { name: 'GET /v1/posts/{id}', read: { prefix: '/v1/posts/', ids: data.postIds } },
+    { name: 'GET /v1/products/{id}', read: { prefix: '/v1/products/', ids: data.productIds } }
   ]
   const floor = await startFloor(scratch.url, join(work, 'floor.log'))
   try {

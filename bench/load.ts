@@ -147,6 +147,18 @@ export const WRK = spawnSync('sh', ['-c', 'command -v wrk'], { stdio: 'ignore' }
 /** A GET for wrk: one fixed path, or `prefix` + a random id in `ids` (both ends included) + `suffix`. */
 export type Read = { path: string } | { prefix: string, ids: { first: number, last: number }, suffix?: string }
 
+/** A whole number from `range.first` to `range.last`, both included. */
+export function randomIn (range: { first: number, last: number }): number {
+  return range.first + Math.floor(Math.random() * (range.last - range.first + 1))
+}
+
+/** The same GET for autocannon (which draws the id per request), as the smoke runs and runs without wrk send it. */
+export function readRequests (read: Read): autocannon.Request[] {
+  return ['path' in read
+    ? { method: 'GET', path: read.path }
+    : { method: 'GET', setupRequest: (r) => ({ ...r, path: `${read.prefix}${randomIn(read.ids)}${read.suffix ?? ''}` }) }]
+}
+
 /** A Lua string literal of a URL path (ASCII, so JSON's escapes are Lua's). */
 const lua = (text: string) => JSON.stringify(text)
 

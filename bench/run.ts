@@ -56,7 +56,7 @@ import { join, resolve } from 'node:path'
 import type autocannon from 'autocannon'
 import { scratchDatabase } from '../test/scratch-database.js'
 import { serviceArguments } from '../scripts/start-command.mjs'
-import { buildService, measure, measureWrk, median, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, WRK, type Load, type Measured, type Read, type Server } from './load.js'
+import { buildService, measure, measureWrk, median, randomIn, readRequests, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, WRK, type Load, type Measured, type Read, type Server } from './load.js'
 import { FULL_SIZE, PASSWORD, seed, SMOKE_SIZE, type Seeded } from './seed.js'
 
 const args = process.argv.slice(2)
@@ -94,15 +94,8 @@ type Who = 'service' | 'floor' | 'peer'
 interface Side { who: Who, runs: Measured[], rss: number }
 interface Row { route: Route, sides: Side[] }
 
-const random = (range: { first: number, last: number }) => range.first + Math.floor(Math.random() * (range.last - range.first + 1))
-
 /** A GET route's request, for wrk (`read`) and for autocannon (`load`). */
-const get = (read: Read): Pick<Route, 'read' | 'load'> => ({
-  read,
-  load: async () => ['path' in read
-    ? { method: 'GET', path: read.path }
-    : { method: 'GET', setupRequest: (r) => ({ ...r, path: `${read.prefix}${random(read.ids)}${read.suffix ?? ''}` }) }]
-})
+const get = (read: Read): Pick<Route, 'read' | 'load'> => ({ read, load: async () => readRequests(read) })
 
 const problems: string[] = []
 
@@ -143,7 +136,7 @@ function routes (data: Seeded): Route[] {
     { key: 'list', name: 'GET /v1/posts?limit=20', goal: { SQLite: 0.80, PostgreSQL: 0.85 }, peer: true, ...get({ path: '/v1/posts?limit=20' }) },
     { key: 'deep', name: 'GET /v1/posts?limit=20&cursor=(90%)', goal: {}, ...get({ path: `/v1/posts?limit=20&cursor=${data.deepCursor}` }) },
     { key: 'product-by-id', name: 'GET /v1/products/{id}', goal: { SQLite: 0.70, PostgreSQL: 0.85 }, ...get({ prefix: '/v1/products/', ids: data.productIds }) },
-    { key: 'views', name: 'POST /v1/posts/{id}/views', goal: { SQLite: 0.70 }, load: async () => [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(readable)}/views` }) }] },
+    { key: 'views', name: 'POST /v1/posts/{id}/views', goal: { SQLite: 0.70 }, load: async () => [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/v1/posts/${randomIn(readable)}/views` }) }] },
     {
       key: 'create-post',
       name: 'POST /v1/posts',
@@ -195,7 +188,7 @@ function routes (data: Seeded): Route[] {
         method: 'POST',
         path: '/v1/orders',
         headers: { ...json, authorization: `Bearer ${buyer.token}` },
-        setupRequest: (r) => ({ ...r, body: JSON.stringify({ productId: random(data.productIds), quantity: 1 }) })
+        setupRequest: (r) => ({ ...r, body: JSON.stringify({ productId: randomIn(data.productIds), quantity: 1 }) })
       }]
     }
   ]
@@ -250,7 +243,7 @@ interface Burst { logins: number, lagP50: number, lagP99: number, quietP99: numb
  */
 async function loginBurst (service: Server, data: Seeded): Promise<Burst> {
   const seconds = SMOKE ? 1 : SECONDS
-  const reads = (): Load => ({ connections: 4, seconds, requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${random(data.postIds)}` }) }] })
+  const reads = (): Load => ({ connections: 4, seconds, requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: `/v1/posts/${randomIn(data.postIds)}` }) }] })
   const quiet = await measure(service.url, reads())
   let next = 0
   const logins: Load = {
