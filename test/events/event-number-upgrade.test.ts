@@ -42,12 +42,14 @@ test('events keep their numbers across the upgrade, and numbers go on, never giv
     await inTransaction(db, async (trx) => { await recordEvent(trx, { type: 'post.created', resourceId: BigInt(n), data: { id: n } }) })
   }
   await record(4)
-  assert.deepEqual((await feed()).at(-1)?.[1], 14n)
+  const recorded = await feed()
+  assert.deepEqual(recorded.slice(0, 3), kept)
+  assert.equal(recorded[3]?.[1], 14n)
 
-  // Down to the schema before and up again: the same feed.
+  // Down to the schema before and up again: the same feed, ids and numbers.
   await migrateTo(db, dialect, BEFORE)
   await migrateToLatest(db, dialect)
-  assert.deepEqual((await feed()).map(([id, n]) => [id, n]), [...kept, [(await feed())[3]![0], 14n]])
+  assert.deepEqual(await feed(), recorded)
 
   // Every event pruned: the next number is above the last one pruned, not 1.
   await db.updateTable('event_log').set({ fanned_out_through: 14n }).where('id', '=', 1).execute()

@@ -54,7 +54,7 @@ describe('the log reaches the file whatever ends the process', { skip }, () => {
     const ids = Array.from({ length: REQUESTS }, (_, i) => `${name}-${i}`)
     for (let i = 0; i < ids.length; i += 4) {
       await Promise.all(ids.slice(i, i + 4).map(async (id) => {
-        const res = await fetch(`${base}/v1/posts/${1 + (id.length % 3)}`, { headers: { 'x-request-id': id }, dispatcher: agent })
+        const res = await fetch(`${base}/v1/posts/1`, { headers: { 'x-request-id': id }, dispatcher: agent })
         assert.equal(res.status, 404)
         await res.arrayBuffer()
       }))
