@@ -62,11 +62,8 @@ export function sqliteFloor (path: string): FloorRoutes {
   const insertEvent = db.prepare(INSERT_EVENT)
 
   const userOf = (token: string, now: string) => (sessionUser.get(token, now) as { id: number } | undefined)?.id
-  // FLOOR_EVENTS=0 leaves the event rows out: what recording events costs the database's side
-  // of a write, measured by running the bench once with it and once without (docs/PERFORMANCE.md).
-  const recording = process.env.FLOOR_EVENTS !== '0'
   const event = (type: string, now: string, resourceType: string, resourceId: number, audience: number | null, data: string) => {
-    if (recording) insertEvent.run(randomUUID(), type, now, resourceType, resourceId, audience, data)
+    insertEvent.run(randomUUID(), type, now, resourceType, resourceId, audience, data)
   }
 
   // Each transaction returns the JSON to answer, or the status of a refusal.

@@ -6,8 +6,7 @@
 // (bench/floor-sqlite.ts, bench/floor-postgres.ts); an answer carries an ETag only where the
 // bench's PATCH runs need one for If-Match. The service's figures read as a fraction of these.
 //
-//   FLOOR_DATABASE_URL=file:… | postgres://…   FLOOR_PORT=…   [FLOOR_EVENTS=0]   node --import tsx bench/floor.ts
-//   (FLOOR_EVENTS=0: SQLite writes without their event rows, to measure what the events cost)
+//   FLOOR_DATABASE_URL=file:… | postgres://…   FLOOR_PORT=…   node --import tsx bench/floor.ts
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { answer, fail, positionOf, readBody, refuse, tokenHash, type Handled } from './floor-http.js'
 import { postgresFloor } from './floor-postgres.js'

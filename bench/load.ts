@@ -246,9 +246,9 @@ export function buildService (): void {
  * as every bench measures it: production settings, logs at info (to `logFile`), metrics on, and
  * the general rate limit on, far above what a bench sends from its one address in a minute.
  */
-export async function startService (args: string[], databaseUrl: string, logFile: string): Promise<Server> {
+export async function startService (args: string[], databaseUrl: string, logFile: string, name = 'service'): Promise<Server> {
   const [port, metricsPort] = [await freePort(), await freePort()]
-  return await startServer('service', args, {
+  return await startServer(name, args, {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -257,6 +257,15 @@ export async function startService (args: string[], databaseUrl: string, logFile
     RATE_LIMIT_PER_MINUTE: '1000000',
     METRICS_PORT: String(metricsPort)
   }, logFile, port)
+}
+
+/**
+ * `args` (the service's, ending with its entry point) with bench/without-events/register.mjs
+ * imported just before the entry, after any other --import (tsx): the same service with its event
+ * recording taken out.
+ */
+export function withoutEvents (args: string[]): string[] {
+  return [...args.slice(0, -1), '--import', join(ROOT, 'bench/without-events/register.mjs'), ...args.slice(-1)]
 }
 
 /** The floor (bench/floor.ts) on `databaseUrl`. */

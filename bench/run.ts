@@ -11,7 +11,10 @@
 //   validation or logging); per write, the service's statements in one transaction with the
 //   event row the service records, and an ETag only where the PATCH runs need one;
 // - the peer (bench/peer.ts, SQLite only): the two list and post reads as a team would write them
-//   without this service, Express 5 + better-sqlite3 + pino-http logging at info to a file.
+//   without this service, Express 5 + better-sqlite3 + pino-http logging at info to a file;
+// - for the writes that record events (creating a post, editing one, placing an order): the
+//   service again, started the same way, with its event recording taken out by module hooks
+//   (bench/without-events/): what the same writes cost without events, in the same run.
 //
 // Each route is driven by a load generator on the other core: a warm-up, then rounds alternating
 // service, floor and peer (A B C A B C …; A B where the peer has no such route), so that drift in
@@ -36,7 +39,9 @@
 // Prints one table per database and PASS/FAIL per target (with how far a FAIL misses); exits
 // non-zero on any FAIL. Targets (ratio to the floor): SQLite, a post or a product by id ≥ 0.70,
 // the list ≥ 0.80, creating a post, editing one and placing an order ≥ 0.80, counting a view ≥
-// 0.70; PostgreSQL, the three reads ≥ 0.85 (its writes are measured, with no goal); the deep page
+// 0.70; PostgreSQL, the three reads ≥ 0.85 (its writes are measured against the floor with no
+// goal); on both, recording events costs each of those three writes at most 10 % of its rate
+// (1 - service / service without events, the median of the rounds' figures); the deep page
 // within 1.1× of the first page's time; event-loop lag p99 < 20 ms during 32 concurrent log-ins;
 // the service's peak RSS < 150 MiB.
 //
@@ -47,16 +52,19 @@
 //                                          create-post, patch-post, order; login (the log-in burst);
 //                                          catalogue (the product-finding bench)
 //   BENCH_DATABASE_URL=postgres://…        also on PostgreSQL (a scratch database is created and dropped)
-//   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32   per-run length, rounds (at least 3), connections
-//   BENCH_CPU_PROF=dir                     the service runs under `node --cpu-prof`; profiles land in dir
+//   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32   per-run length, rounds (at least 3; at least 7 for
+//                                          the routes that record events), connections
+//   BENCH_CPU_PROF=dir                     the service (and the service without events) run under `node --cpu-prof`;
+//                                          profiles land in dir/service (and dir/without-events)
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import type autocannon from 'autocannon'
+import { openDatabase } from '../src/db/database.js'
 import { scratchDatabase } from '../test/scratch-database.js'
 import { serviceArguments } from '../scripts/start-command.mjs'
-import { buildService, measure, measureWrk, median, randomIn, readRequests, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, WRK, type Load, type Measured, type Read, type Server } from './load.js'
+import { buildService, measure, measureWrk, median, randomIn, readRequests, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, withoutEvents, WRK, type Load, type Measured, type Read, type Server } from './load.js'
 import { FULL_SIZE, PASSWORD, seed, SMOKE_SIZE, type Seeded } from './seed.js'
 
 const args = process.argv.slice(2)
@@ -64,10 +72,17 @@ const SMOKE = args.includes('--smoke')
 const ONLY = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',')
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = SMOKE ? 1 : Math.max(3, Number(process.env.BENCH_ROUNDS ?? 3))
+// The routes that record events run more rounds: what events cost them is a difference of a few
+// per cent between two runs whose ratio moves by several points from one round to the next (the
+// disk's fsync time on SQLite, PostgreSQL's background work on PostgreSQL), so one figure needs
+// the median of more rounds.
+const EVENT_ROUNDS = SMOKE ? 1 : Math.max(ROUNDS, 7)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const SMOKE_AMOUNT = 100
 const SIZE = SMOKE ? SMOKE_SIZE : FULL_SIZE
 const CPU_PROF = process.env.BENCH_CPU_PROF
+/** The most that recording events may cost a write route: a share of its rate without them. */
+const EVENT_BUDGET = 0.10
 /** Above this share of its core, the load generator may have been the limit of a run. */
 const GENERATOR_LIMIT = 0.9
 /** wrk drives the GET routes in a full run (bench/load.ts, measureWrk). */
@@ -81,6 +96,8 @@ interface Route {
   goal: Partial<Record<Database, number>>
   /** Whether the peer (bench/peer.ts) answers it. */
   peer?: boolean
+  /** Whether it records events: then it runs on the service without events too, against EVENT_BUDGET. */
+  events?: boolean
   /** The requests for one run against `server` (fresh state per run where a route needs it). */
   load: (server: Server) => Promise<autocannon.Request[]>
   /** A GET route's one request, for wrk in a full run (then `load` is not used). */
@@ -89,7 +106,7 @@ interface Route {
   after?: (server: Server) => Promise<void>
 }
 
-type Who = 'service' | 'floor' | 'peer'
+type Who = 'service' | 'floor' | 'peer' | 'without-events'
 /** One server's runs of a route, in round order, and its peak RSS over them (MiB). */
 interface Side { who: Who, runs: Measured[], rss: number }
 interface Row { route: Route, sides: Side[] }
@@ -127,8 +144,9 @@ function routes (data: Seeded): Route[] {
     }
   }
   const authorOf = new Map(data.editable.map((p) => [p.id, p.authorId]))
-  // Separate posts for the service and the floor: the two share one database.
-  const half = Math.floor(data.editable.length / 2)
+  // Separate posts for each server that edits them: they share one database.
+  const editors: Who[] = ['service', 'floor', 'without-events']
+  const share = Math.floor(data.editable.length / editors.length)
   let edit = 0
 
   return [
@@ -141,17 +159,19 @@ function routes (data: Seeded): Route[] {
       key: 'create-post',
       name: 'POST /v1/posts',
       goal: { SQLite: 0.80 },
+      events: true,
       load: async () => [{ method: 'POST', path: '/v1/posts', headers: { ...json, authorization: `Bearer ${writer.token}` }, body: JSON.stringify({ title: 'A post from the bench', content: 'Written by autocannon, to measure the insert path.' }) }]
     },
     {
       key: 'patch-post',
       name: 'PATCH /v1/posts/{id} (If-Match)',
       goal: { SQLite: 0.80 },
+      events: true,
       load: async (server) => {
         if (!pools.has(server.name)) {
           pools.set(server.name, { free: [], out: new Set() })
-          const offset = server.name === 'service' ? 0 : half
-          await refill(server, data.editable.slice(offset, offset + Math.min(half, CONNECTIONS * 2)).map((p) => p.id))
+          const offset = editors.indexOf(server.name as Who) * share
+          await refill(server, data.editable.slice(offset, offset + Math.min(share, CONNECTIONS * 2)).map((p) => p.id))
         }
         const pool = pools.get(server.name)!
         return [{
@@ -177,13 +197,19 @@ function routes (data: Seeded): Route[] {
           }
         }]
       },
-      // A request cut off at the end of a run may or may not have been applied: ask for the tags.
-      after: async (server) => { await refill(server, [...pools.get(server.name)!.out]) }
+      // A request cut off at the end of a run may or may not have been applied: ask for the tags,
+      // once the server has answered what was still in flight (on PostgreSQL a PATCH applied
+      // after the read of its tag left a stale tag in the pool: 412 in the next run).
+      after: async (server) => {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        await refill(server, [...pools.get(server.name)!.out])
+      }
     },
     {
       key: 'order',
       name: 'POST /v1/orders',
       goal: { SQLite: 0.80 },
+      events: true,
       load: async () => [{
         method: 'POST',
         path: '/v1/orders',
@@ -200,11 +226,39 @@ function loadFor (requests: autocannon.Request[], connections = CONNECTIONS, sec
 
 /** Requests the service answered, over the whole run. */
 let answered = 0
+/** The highest event key in the database being measured (set per database by benchDatabase). */
+let lastEvent: (() => Promise<number>) | undefined
+
+/**
+ * The highest event key once it stops moving: a server goes on answering the requests that
+ * were in flight when its run ended (a few dozen), and their events must not count in the
+ * next server's run.
+ */
+async function settledLastEvent (): Promise<number | undefined> {
+  if (lastEvent === undefined) return undefined
+  let last = await lastEvent()
+  for (let look = 0; look < 100; look++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const now = await lastEvent()
+    if (now === last) return now
+    last = now
+  }
+  throw new Error('events were still being recorded 10 s after a run ended')
+}
 async function runOnce (route: Route, server: Server, seconds = SECONDS): Promise<Measured> {
+  const eventsBefore = route.events === true ? await settledLastEvent() : undefined
   const result = USE_WRK && route.read !== undefined
     ? await measureWrk(server.url, route.read, CONNECTIONS, seconds)
     : await measure(server.url, loadFor(await route.load(server), CONNECTIONS, seconds))
   if (server.name === 'service') answered += result.total
+  if (eventsBefore !== undefined) {
+    // The comparison means something only if the service recorded an event per write and the
+    // service without events recorded none (the servers take turns; nothing else writes).
+    const recorded = await lastEvent!() - eventsBefore
+    const written = result.total - result.bad
+    if (server.name === 'without-events' && recorded !== 0) problems.push(`without-events, ${route.name}: ${recorded} events recorded in a run; the hooks did not take recording out`)
+    if (server.name === 'service' && recorded < written) problems.push(`service, ${route.name}: ${recorded} events recorded for ${written} writes`)
+  }
   await route.after?.(server)
   if (result.bad > 0) problems.push(`${server.name}, ${route.name}: ${result.badDetail}`)
   return result
@@ -215,7 +269,7 @@ async function runRoute (route: Route, servers: Server[]): Promise<Row> {
   if (!SMOKE) for (const server of servers) await runOnce(route, server, 2)
   for (const server of servers) server.resetPeak()
   const row: Row = { route, sides: servers.map((server) => ({ who: server.name as Who, runs: [], rss: 0 })) }
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < (route.events === true ? EVENT_ROUNDS : ROUNDS); round++) {
     for (const [i, server] of servers.entries()) {
       const side = row.sides[i]!
       side.runs.push(await runOnce(route, server))
@@ -232,6 +286,19 @@ function ratioToFloor (row: Row, who: Who): number | undefined {
   const mine = sideOf(row, who)
   const floor = sideOf(row, 'floor')!
   return mine === undefined ? undefined : median(mine.runs.map((m, i) => m.rps / floor.runs[i]!.rps))
+}
+
+/** What recording events cost the route in each round: 1 - the service's rate / the service's without events. */
+function eventCosts (row: Row): number[] | undefined {
+  const without = sideOf(row, 'without-events')
+  const service = sideOf(row, 'service')!
+  return without === undefined ? undefined : service.runs.map((m, i) => 1 - m.rps / without.runs[i]!.rps)
+}
+
+/** The median over the rounds of eventCosts. */
+function eventCost (row: Row): number | undefined {
+  const costs = eventCosts(row)
+  return costs === undefined ? undefined : median(costs)
 }
 
 interface Burst { logins: number, lagP50: number, lagP99: number, quietP99: number, seconds: number }
@@ -288,6 +355,19 @@ function printTable (database: Database, rows: Row[], burst: Burst | undefined, 
       `${each((side) => `${mid(side, 'p50')} / ${mid(side, 'p99')}`).join(' · ')} | ${each((side) => fmt(side.rss)).join(' · ')} | ` +
       `${each((side) => percent(mid(side, 'generatorCpu'))).join(' · ')} |`)
   }
+  const recorded = rows.filter((r) => sideOf(r, 'without-events') !== undefined)
+  if (recorded.length > 0) {
+    console.log('\nWhat recording events costs the writes: the service against itself with event recording taken out (bench/without-events/), same run, rounds alternating.\n')
+    console.log('| route | service req/s | without events req/s | cost of events | per round | p50 / p99 ms: service · without |')
+    console.log('|---|---:|---:|---:|---:|---:|')
+    for (const r of recorded) {
+      const [service, without] = [sideOf(r, 'service')!, sideOf(r, 'without-events')!]
+      const mid = (side: Side, k: 'rps' | 'p50' | 'p99') => median(side.runs.map((m) => m[k]))
+      console.log(`| ${r.route.name} | ${fmt(mid(service, 'rps'))} | ${fmt(mid(without, 'rps'))} | ${(eventCost(r)! * 100).toFixed(1)} % | ` +
+        `${eventCosts(r)!.map((cost) => (cost * 100).toFixed(1)).join(' · ')} | ` +
+        `${mid(service, 'p50')} / ${mid(service, 'p99')} · ${mid(without, 'p50')} / ${mid(without, 'p99')} |`)
+    }
+  }
   console.log(`\nThe generator's CPU is its CPU time over each run as a share of its one core (median over the rounds): ${USE_WRK
     ? 'wrk\'s process for the GET routes, this process (autocannon) for the others'
     : 'this process\'s (autocannon)'}.`)
@@ -313,6 +393,11 @@ function verdicts (database: Database, rows: Row[], burst: Burst | undefined, hi
   const check = (name: string, ok: boolean, figure: string, miss: string) =>
     lines.push(ok ? `PASS  ${database}: ${name} (${figure})` : `FAIL  ${database}: ${name} (${figure}; ${miss})`)
   for (const r of rows) {
+    const cost = eventCost(r)
+    if (cost !== undefined) {
+      check(`${r.route.name}: recording events costs ≤ ${percent(EVENT_BUDGET)} of its rate`, cost <= EVENT_BUDGET, `${(cost * 100).toFixed(1)} %`,
+        `${((cost - EVENT_BUDGET) * 100).toFixed(1)} points over`)
+    }
     const ratio = ratioToFloor(r, 'service')!
     const goal = r.route.goal[database]
     if (goal === undefined) {
@@ -346,16 +431,24 @@ async function benchDatabase (label: Database, postgresAdminUrl: string | undefi
     const selected = routes(data).filter((r) => ONLY === undefined || ONLY.includes(r.key))
     const serviceLog = join(work, `service-${label}.log`)
     const peerLog = join(work, `peer-${label}.log`)
-    const service = await startService([...(CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resolve(CPU_PROF)}`] : []), ...SERVICE_ENTRY], scratch.url, serviceLog)
+    const profiled = (who: Who) => CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resolve(CPU_PROF, who)}`] : []
+    const service = await startService([...profiled('service'), ...SERVICE_ENTRY], scratch.url, serviceLog)
     const floor = await startFloor(scratch.url, join(work, `floor-${label}.log`))
+    const eventless = selected.some((r) => r.events === true)
+      ? await startService(withoutEvents([...profiled('without-events'), ...SERVICE_ENTRY]), scratch.url, join(work, `without-events-${label}.log`), 'without-events')
+      : undefined
     // The peer is written for SQLite only.
     const peer = label === 'SQLite' && selected.some((r) => r.peer === true) ? await startPeer(scratch.url, peerLog) : undefined
     const answeredBefore = answered
+    const events = eventless !== undefined ? openDatabase(scratch.url) : undefined
+    lastEvent = events === undefined
+      ? undefined
+      : async () => Number((await events.db.selectFrom('events').select((eb) => eb.fn.max('id').as('last')).executeTakeFirstOrThrow()).last ?? 0)
     try {
       const rows: Row[] = []
       for (const route of selected) {
         process.stderr.write(`${label}: ${route.name}\n`)
-        rows.push(await runRoute(route, [service, floor, ...(peer !== undefined && route.peer === true ? [peer] : [])]))
+        rows.push(await runRoute(route, [service, floor, ...(peer !== undefined && route.peer === true ? [peer] : []), ...(eventless !== undefined && route.events === true ? [eventless] : [])]))
       }
       const burst = ONLY === undefined || ONLY.includes('login') ? await loginBurst(service, data) : undefined
       const highWater = service.highWater()
@@ -368,6 +461,8 @@ async function benchDatabase (label: Database, postgresAdminUrl: string | undefi
       await service.stop()
       await floor.stop()
       await peer?.stop()
+      await eventless?.stop()
+      await events?.db.destroy()
     }
   } finally {
     await scratch.drop()
@@ -377,7 +472,7 @@ async function benchDatabase (label: Database, postgresAdminUrl: string | undefi
 pinLoadGenerator()
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${fmt(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; ` +
   (PINNED ? 'service, floor and peer pinned to core 0, load generator to core 1 (taskset).' : 'no pinning (taskset or a second core missing).'))
-console.log(`Runs: ${SMOKE ? `smoke, ${SMOKE_AMOUNT} requests per route and server` : `warm-up 2 s each, then ${ROUNDS} rounds × ${SECONDS} s per route, service, floor and peer alternating`}, ${CONNECTIONS} connections.`)
+console.log(`Runs: ${SMOKE ? `smoke, ${SMOKE_AMOUNT} requests per route and server` : `warm-up 2 s each, then ${ROUNDS} rounds (${EVENT_ROUNDS} for the writes that record events) × ${SECONDS} s per route, servers alternating`}, ${CONNECTIONS} connections.`)
 if (SMOKE) console.log('Load generator: autocannon, in this process.')
 else if (WRK) console.log('Load generator: wrk (one thread) for the GET routes; autocannon, in this process, for the writes and the log-in burst.')
 else console.log('Load generator: autocannon, in this process, for every route (wrk is not on the PATH): the GET routes\' figures, the floor\'s first, may be generator-bound; `apt-get install wrk` fixes it.')
