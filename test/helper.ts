@@ -138,3 +138,10 @@ export function assertError (res: LightMyRequestResponse | { statusCode: number,
     assert.equal(body.errors, undefined)
   }
 }
+
+/** A promise and the function that settles it (to hold one party of a race where a test wants it). */
+export function gate (): { opened: Promise<void>, open: () => void } {
+  let open!: () => void
+  const opened = new Promise<void>((resolve) => { open = resolve })
+  return { opened, open }
+}

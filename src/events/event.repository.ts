@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Insertable } from 'kysely'
+import { sql, type CompiledQuery, type Insertable } from 'kysely'
 import { execute, precompiled } from '../db/compiled.js'
 import { sqliteConnectionOf } from '../db/database.js'
 import type { Db, Executor } from '../db/schema.js'
@@ -82,6 +82,11 @@ const insertPending = precompiled((db: Executor, ...[eventId, type, occurredAt, 
     .values({ event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data })
     .returning(['id', 'audience']))
     .insertInto('event_pending').columns(['event_pk', 'audience']).expression((eb) => eb.selectFrom('recorded').select(['id', 'audience'])))
+
+/** SQLite: the insert of an event, its key the next number (run inside the transaction of its change). */
+export function numberedEventInsert (executor: Executor, event: NewEvent, now: string): CompiledQuery {
+  return insertNumberedEvent(executor, ...eventValues(event, now))
+}
 
 /** Records an event inside the transaction of its change (an executor that is not a transaction is refused). */
 export async function recordEvent (trx: Executor, event: NewEvent, now = nowIso()): Promise<void> {

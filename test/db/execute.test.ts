@@ -4,7 +4,7 @@ import type { Transaction } from 'kysely'
 import { execute, precompiled } from '../../src/db/compiled.js'
 import type { Database, Executor } from '../../src/db/schema.js'
 import { inTransaction } from '../../src/db/transaction.js'
-import { buildTestApp, dialect } from '../helper.js'
+import { buildTestApp, dialect, gate } from '../helper.js'
 
 // A precompiled query runs through execute. On SQLite that runs it on the connection at once
 // (without Kysely's promise chain) inside a transaction opened by inTransaction, and outside any
@@ -21,13 +21,6 @@ const addUser = precompiled((db: Executor, email: string) =>
 async function insertUser (db: Executor, email: string, name: string): Promise<bigint> {
   const row = await db.insertInto('users').values({ email, name, password_hash: 'x', role: 'USER', created_at: NOW, updated_at: NOW }).returning('id').executeTakeFirstOrThrow()
   return row.id
-}
-
-/** A promise and the function that settles it. */
-function gate (): { opened: Promise<void>, open: () => void } {
-  let open!: () => void
-  const opened = new Promise<void>((resolve) => { open = resolve })
-  return { opened, open }
 }
 
 describe('running a precompiled query', () => {

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { execute, precompiled } from '../../src/db/compiled.js'
+import type { Db, Executor } from '../../src/db/schema.js'
+import { inTransaction } from '../../src/db/transaction.js'
+import { writeWithEvents } from '../../src/events/recorded-write.js'
+import { insertPost } from '../../src/posts/post.repository.js'
+import { buildTestApp, gate } from '../helper.js'
+
+// A write and its events commit together or not at all, however writeWithEvents runs them: on
+// SQLite outside a transaction it runs them in a synchronous transaction straight on the
+// connection, while no one holds it, and otherwise through a transaction of Kysely's; on
+// PostgreSQL as one statement. Each way, a write whose event cannot be made leaves nothing, and
+// a write made while another caller's transaction is open neither joins it nor is undone with it.
+
+const NOW = '2026-01-01T00:00:00.000Z'
+const rename = precompiled((db: Executor, id: bigint, name: string) => db.updateTable('users').set({ name }).where('id', '=', id))
+
+async function author (db: Db): Promise<bigint> {
+  const row = await db.insertInto('users').values({ email: 'author@example.com', name: 'Author', password_hash: 'x', role: 'USER', created_at: NOW, updated_at: NOW })
+    .returning('id').executeTakeFirstOrThrow()
+  return row.id
+}
+
+/** A post by `authorId`, with its post.created event (or an event whose data cannot be made). */
+async function writePost (db: Executor, authorId: bigint, title: string, failing = false): Promise<bigint> {
+  const row = await writeWithEvents(db, insertPost(db, { authorId, title, content: 'Body', now: NOW }), {
+    type: 'post.created',
+    data: (id) => {
+      if (failing) throw new Error('no representation')
+      return { id, title }
+    }
+  }, [{ type: 'user.updated', resourceId: authorId, audience: authorId, data: { id: authorId } }], NOW)
+  return row.id
+}
+
+/** The events are exactly those of the one post kept: its post.created, then the author's user.updated. */
+async function assertEventsOf (db: Db, postId: bigint, authorId: bigint): Promise<void> {
+  const events = await db.selectFrom('events').select(['type', 'resource_id']).orderBy('id').execute()
+  assert.deepEqual(events.map((e) => [e.type, BigInt(e.resource_id)]), [['post.created', postId], ['user.updated', authorId]])
+}
+
+describe('a write with its events', () => {
+  test('outside a transaction: the row and every event, or, when an event cannot be made, nothing', async () => {
+    const { app, close } = await buildTestApp()
+    try {
+      const authorId = await author(app.db)
+      const id = await writePost(app.db, authorId, 'Kept')
+      await assert.rejects(writePost(app.db, authorId, 'Never', true), /no representation/)
+      assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
+      await assertEventsOf(app.db, id, authorId)
+    } finally {
+      await close()
+    }
+  })
+
+  test('inside a transaction: undone with it, events and all', async () => {
+    const { app, close } = await buildTestApp()
+    try {
+      const authorId = await author(app.db)
+      await assert.rejects(inTransaction(app.db, async (trx) => {
+        await writePost(trx, authorId, 'Undone')
+        throw new Error('undo')
+      }), /undo/)
+      await assert.rejects(inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Never', true)), /no representation/)
+      const id = await inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Kept'))
+      assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
+      await assertEventsOf(app.db, id, authorId)
+    } finally {
+      await close()
+    }
+  })
+
+  test('while another transaction is open: neither joins it nor is undone with it', async () => {
+    const { app, close } = await buildTestApp()
+    try {
+      const authorId = await author(app.db)
+      const during = gate()
+      const written = gate()
+      const transaction = inTransaction(app.db, async (trx) => {
+        await execute(trx, rename(trx, authorId, 'Renamed, then undone'))
+        written.open()
+        await during.opened
+        throw new Error('undo')
+      })
+      await written.opened
+      // Sent while the transaction holds its uncommitted rename (on SQLite it holds the one
+      // connection: the write waits its turn; on PostgreSQL it runs on another connection).
+      const write = writePost(app.db, authorId, 'Outside')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      during.open()
+      await assert.rejects(transaction, /undo/)
+      const id = await write
+      assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Outside'])
+      assert.equal((await app.db.selectFrom('users').select('name').where('id', '=', authorId).executeTakeFirstOrThrow()).name, 'Author')
+      await assertEventsOf(app.db, id, authorId)
+    } finally {
+      await close()
+    }
+  })
+})
