@@ -5,6 +5,7 @@ import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config/config.js'
 import { openDatabase } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { logWhenWritten } from './service/log-written.js'
 import { ensureAdmin } from './users/admin-bootstrap.js'
 
 function readConfig (): Config {
@@ -36,18 +37,19 @@ try {
     app.log.info({ outcome }, 'admin account ready')
   }
 } catch (error) {
-  app.log.fatal({ err: error }, 'start-up failed: the database could not be prepared')
+  await logWhenWritten(app.log, () => { app.log.fatal({ err: error }, 'start-up failed: the database could not be prepared') })
   await app.close()
   process.exit(1)
 }
 
 // The process stops on SIGTERM or SIGINT only. Database failures are answered per request
 // (503); a stray promise rejection is logged and the server keeps serving. An uncaught
-// exception leaves the process in an unknown state: it is logged and the process exits 1.
+// exception leaves the process in an unknown state: it is logged, as soon as no log write is in
+// flight so that the line lands after every earlier one (a second at most: service/log-written.ts),
+// and the process exits 1.
 process.on('unhandledRejection', (reason) => { app.log.error({ err: reason }, 'unhandled promise rejection') })
 process.on('uncaughtException', (error) => {
-  app.log.fatal({ err: error }, 'uncaught exception, exiting')
-  process.exit(1)
+  void logWhenWritten(app.log, () => { app.log.fatal({ err: error }, 'uncaught exception, exiting') }).then(() => process.exit(1))
 })
 
 // SIGTERM/SIGINT: drain, hold, then close (see http/drain.ts). For SHUTDOWN_GRACE_MS the
@@ -72,7 +74,7 @@ try {
   await app.listen({ port: config.port, host: config.host })
   if (config.metricsPort !== 0) app.log.info(`metrics listening at http://${await app.metricsListener.listen(config.metricsHost, config.metricsPort)}/metrics`)
 } catch (error) {
-  app.log.fatal({ err: error }, 'could not listen')
+  await logWhenWritten(app.log, () => { app.log.fatal({ err: error }, 'could not listen') })
   await app.close()
   process.exit(1)
 }
