@@ -258,8 +258,9 @@ function validateRequest (request: FastifyRequest): void {
     if (valid && repeated.length === 0 && rules === undefined) request.query = query
     else {
       const failed = valid ? [] : toFieldErrors(validators.querystring.errors ?? [], 'query')
-      // Rules between parameters (minPrice ≤ maxPrice), on the values that passed their own rules.
-      const related = rules === undefined ? [] : rules(query as Record<string, unknown>).filter((error) => !failed.some((other) => other.field === error.field))
+      // Rules between parameters (minPrice ≤ maxPrice), on the values that passed their own
+      // rules: a parameter that failed is not there for them (maxPrice=-5 is one error, not two).
+      const related = rules === undefined ? [] : rules(withoutFields(query as Record<string, unknown>, failed))
       const queryErrors = uniqueFields([...repeated, ...failed, ...related])
       if (queryErrors.length === 0) request.query = query
       else errors.push(...queryErrors)
@@ -268,12 +269,24 @@ function validateRequest (request: FastifyRequest): void {
   if (validators.body !== undefined) {
     // No body at all where one is required reads as an empty object: every required field is named.
     if (request.body === undefined) request.body = {}
-    if (!validators.body(request.body)) errors.push(...toFieldErrors(validators.body.errors ?? [], 'body', request.body))
+    const failed = validators.body(request.body) ? [] : toFieldErrors(validators.body.errors ?? [], 'body', request.body)
+    const rules = request.routeOptions.config.bodyRules
+    const related = rules === undefined || typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)
+      ? []
+      : rules(withoutFields(request.body as Record<string, unknown>, failed))
+    errors.push(...uniqueFields([...failed, ...related]))
   }
   if (validators.headers !== undefined && !validators.headers(request.headers)) {
     errors.push(...toFieldErrors(validators.headers.errors ?? [], 'headers').map(headerField))
   }
   if (errors.length > 0) throw fieldsInvalid(errors)
+}
+
+/** The query or body without the members these errors name (`category[1]` names `category`). */
+function withoutFields (query: Record<string, unknown>, errors: FieldError[]): Record<string, unknown> {
+  const passed = { ...query }
+  for (const error of errors) delete passed[/^[^[.]*/.exec(error.field)![0]]
+  return passed
 }
 
 /** One entry per field, the first found. */

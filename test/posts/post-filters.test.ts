@@ -138,5 +138,7 @@ describe('GET /v1/posts bad parameters', () => {
     await bad('sort=x&createdAfter=x&createdBefore=y&authorId=0&q=***&limit=0&cursor=%21&page=2', ['sort', 'createdAfter', 'createdBefore', 'authorId', 'q', 'limit', 'cursor', 'page'])
     // The rule between the two bounds is reported with the others.
     await bad(`createdAfter=${minute(3)}&createdBefore=${minute(2)}&sort=up`, ['createdAfter', 'sort'])
+    // A bound that failed its own rule is not compared with the other.
+    await bad(`createdAfter=${minute(3)}&createdBefore=${minute(2)}&createdBefore=${minute(4)}`, ['createdBefore'])
   })
 })

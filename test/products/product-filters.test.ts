@@ -149,6 +149,10 @@ describe('GET /v1/products bad parameters', () => {
     await bad('sort=x&category=X&category=Y&onSale=no&inStock=1&minPrice=0&maxPrice=x&limit=0&cursor=%21&q2=1', ['sort', 'category', 'onSale', 'inStock', 'minPrice', 'maxPrice', 'limit', 'cursor', 'q2'])
     // Between two bad bounds, only their own rules are reported.
     await bad('minPrice=0&maxPrice=0', ['minPrice', 'maxPrice'])
+    // A bound that failed its own rule is not compared with the other.
+    await bad('minPrice=500&maxPrice=0', ['maxPrice'])
+    await bad('minPrice=512&maxPrice=-999', ['maxPrice'])
+    await bad('minPrice=2000&maxPrice=1000&maxPrice=3000', ['maxPrice'])
   })
 
   test('equal bounds are a range of one price', async () => {
