@@ -20,6 +20,11 @@ declare module 'fastify' {
      * its own rule is not judged here again.
      */
     queryRules?: (query: Record<string, unknown>) => FieldError[]
+    /**
+     * Rules on body members beyond what a schema says (a webhook URL's target), checked with the
+     * schema's: given the body's members that passed their own rules, the failed ones.
+     */
+    bodyRules?: (body: Record<string, unknown>) => FieldError[]
   }
   interface FastifyRequest {
     /** The logged-in caller, set by the `authenticate` hook on routes that need one. */

@@ -8,7 +8,7 @@ import { nowIso } from '../db/types.js'
 import { eventsCommitted } from '../events/committed.js'
 import { newEventId, representationJson } from '../events/event.repository.js'
 import { PING_TYPE } from '../events/event.types.js'
-import { ApiError, validationError, type ErrorCode } from '../http/errors.js'
+import { ApiError, validationError, type ErrorCode, type FieldError } from '../http/errors.js'
 import { sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
@@ -16,7 +16,7 @@ import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { authenticate, currentUser, isAdmin } from '../sessions/authentication.js'
 import { newSecret } from './secret.js'
-import { checkTarget } from './target-guard.js'
+import { checkTarget, checkTargetUrl } from './target-guard.js'
 import { toDelivery, toEndpoint } from './webhook.representation.js'
 import { deleteEndpoint, findDelivery, findEndpoint, insertDeliveries, insertEndpoint, listDeliveries, listEndpoints, lockEndpoint, updateEndpoint, type NewDelivery } from './webhook.repository.js'
 import { ALL_EVENTS, DeliveryParams, WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookEndpointWithSecret, WRITABLE_MEMBERS } from './webhook.schemas.js'
@@ -43,6 +43,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
   const policy = { allowHosts: app.config.webhooks.allowHosts }
 
+  // What the URL's text alone refuses (scheme, credentials, an address literal in the
+  // operator's network) is a field error found with the others, before any lookup or lock; a
+  // name is resolved by checkUrl in the handler, a DNS lookup being too slow for validation.
+  const urlRule = (body: Record<string, unknown>): FieldError[] => {
+    const refusal = typeof body.url === 'string' ? checkTargetUrl(body.url, policy) : undefined
+    return refusal === undefined ? [] : [{ field: 'url', message: refusal }]
+  }
+
   /** The URL a client sent, refused (400 on `url`) when it could point into the operator's network. */
   async function checkUrl (url: string): Promise<void> {
     const refusal = await checkTarget(url, policy)
@@ -65,6 +73,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/webhook-endpoints', {
     onRequest: authenticate,
+    config: { bodyRules: urlRule },
     schema: {
       tags,
       operationId: 'createWebhookEndpoint',
@@ -128,6 +137,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch('/webhook-endpoints/:id', {
     onRequest: authenticate,
+    config: { bodyRules: urlRule },
     schema: {
       tags,
       operationId: 'updateWebhookEndpoint',

@@ -244,6 +244,21 @@ describe('webhook endpoints: bad input and other people\'s', () => {
     }
   })
 
+  test('a URL its text refuses is a field error with the others, before 404 and 412', async () => {
+    const user = await createUser(app)
+    const endpoint = await register(user, { url: 'http://127.0.0.1:9/x' })
+    for (const url of ['https://10.0.0.1/x', 'https://user:pw@example.com/', 'ftp://example.com/', 'https://169.254.169.254/latest']) {
+      assertError(await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: user.auth, payload: { url, colour: 'red' } }), 400, 'VALIDATION_ERROR', ['colour', 'url'])
+      const patch = (id: string | number, headers: Record<string, string> = {}) =>
+        app.inject({ method: 'PATCH', url: `/v1/webhook-endpoints/${id}`, headers: { ...user.auth, ...headers }, payload: { url } })
+      assertError(await patch(endpoint.id, { 'if-match': '"stale"' }), 400, 'VALIDATION_ERROR', ['url'])
+      assertError(await patch(999999999), 400, 'VALIDATION_ERROR', ['url'])
+      assertError(await patch(0), 400, 'VALIDATION_ERROR', ['id', 'url'])
+    }
+    // A URL that failed its own rule is not judged again.
+    assertError(await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: user.auth, payload: { url: 'https://10.0.0.1/' + 'a'.repeat(2100) } }), 400, 'VALIDATION_ERROR', ['url'])
+  })
+
   test('missing, wrong-typed, too long, unknown members and event types: 400 naming each field', async () => {
     const user = await createUser(app)
     const post = async (payload: unknown) => await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: user.auth, payload: payload as object })
