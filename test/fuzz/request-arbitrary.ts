@@ -113,17 +113,25 @@ function ordered (query: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Half the time, a password goes with the account it is offered for (the e-mail beside it at
- * log-in, the user of the path on a password change), so that the success path is reached.
+ * Half the time, a request is made so that the success path is reachable: a list is asked for
+ * its first page (a generated cursor is another list's, 400), a precondition is `If-Match: *`
+ * (a generated tag is stale, 412), the caller is the user of the path (an account's own
+ * operations: change, delete, password), and a password goes with the account it is offered
+ * for (the e-mail beside it at log-in, the user of the path on a password change).
  */
 function align (request: GeneratedRequest): GeneratedRequest {
+  const pathUser = request.path.id instanceof Slot && request.path.id.kind === 'userId' ? request.path.id.name as Who : undefined
+  const query = { ...request.query }
+  delete query.cursor
+  const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, name.toLowerCase() === 'if-match' ? '*' : value]))
+  const aligned = { ...request, query, headers, who: pathUser !== undefined && request.who !== undefined ? pathUser : request.who }
   const body = request.body as Record<string, unknown> | undefined
-  if (body === undefined || body === null || typeof body !== 'object') return request
-  const owner = body.email instanceof Slot ? body.email.name : request.path.id instanceof Slot && request.path.id.kind === 'userId' ? request.path.id.name : undefined
-  if (owner === undefined) return request
+  if (body === undefined || body === null || typeof body !== 'object') return aligned
+  const owner = body.email instanceof Slot ? body.email.name : pathUser
+  if (owner === undefined) return aligned
   const copy = { ...body }
   for (const name of ['password', 'currentPassword']) if (copy[name] instanceof Slot) copy[name] = new Slot('password', owner)
-  return { ...request, body: copy }
+  return { ...aligned, body: copy }
 }
 
 export interface Materialized {
