@@ -17,12 +17,12 @@ declare module 'fastify' {
     /**
      * Rules between query parameters (minPrice ≤ maxPrice), checked with the schema's: given the
      * converted query, the failed parameters, each named once. A parameter that already failed
-     * its own rule is not judged here again.
+     * its own rule is not given to them.
      */
     queryRules?: (query: Record<string, unknown>) => FieldError[]
     /**
      * Rules on body members beyond what a schema says (a webhook URL's target), checked with the
-     * schema's: given the body's members that passed their own rules, the failed ones.
+     * schema's: given the body's members that passed their own rules, returns the failed ones.
      */
     bodyRules?: (body: Record<string, unknown>) => FieldError[]
   }
