@@ -345,10 +345,11 @@ function printTable (database: Database, rows: Row[], burst: Burst | undefined, 
   console.log(`\n### ${database}\n`)
   console.log('| route | service req/s | floor req/s | peer req/s | service / floor | peer / floor | p50 / p99 ms: service · floor · peer | peak RSS MiB: service · floor · peer | generator CPU: service · floor · peer |')
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+  /** A figure of a server's runs of a route: the median over the rounds. */
+  const mid = (side: Side, k: 'rps' | 'p50' | 'p99' | 'generatorCpu') => median(side.runs.map((m) => m[k]))
   for (const r of rows) {
     // One cell per server, '—' for one that does not answer the route.
     const each = (cell: (side: Side) => string) => WHO.map((who) => { const side = sideOf(r, who); return side === undefined ? '—' : cell(side) })
-    const mid = (side: Side, k: 'rps' | 'p50' | 'p99' | 'generatorCpu') => median(side.runs.map((m) => m[k]))
     const ratio = (who: Who) => { const value = ratioToFloor(r, who); return value === undefined ? '—' : value.toFixed(2) }
     const [service, floor, peer] = each((side) => fmt(mid(side, 'rps')))
     console.log(`| ${r.route.name} | ${service} | ${floor} | ${peer} | ${ratio('service')} | ${ratio('peer')} | ` +
@@ -362,7 +363,6 @@ function printTable (database: Database, rows: Row[], burst: Burst | undefined, 
     console.log('|---|---:|---:|---:|---:|---:|')
     for (const r of recorded) {
       const [service, without] = [sideOf(r, 'service')!, sideOf(r, 'without-events')!]
-      const mid = (side: Side, k: 'rps' | 'p50' | 'p99') => median(side.runs.map((m) => m[k]))
       console.log(`| ${r.route.name} | ${fmt(mid(service, 'rps'))} | ${fmt(mid(without, 'rps'))} | ${(eventCost(r)! * 100).toFixed(1)} % | ` +
         `${eventCosts(r)!.map((cost) => (cost * 100).toFixed(1)).join(' · ')} | ` +
         `${mid(service, 'p50')} / ${mid(service, 'p99')} · ${mid(without, 'p50')} / ${mid(without, 'p99')} |`)
