@@ -41,61 +41,52 @@ async function assertEventsOf (db: Db, postId: bigint, authorId: bigint): Promis
 }
 
 describe('a write with its events', () => {
-  test('outside a transaction: the row and every event, or, when an event cannot be made, nothing', async () => {
+  test('outside a transaction: the row and every event, or, when an event cannot be made, nothing', async (t) => {
     const { app, close } = await buildTestApp()
-    try {
-      const authorId = await author(app.db)
-      const id = await writePost(app.db, authorId, 'Kept')
-      await assert.rejects(writePost(app.db, authorId, 'Never', true), /no representation/)
-      assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
-      await assertEventsOf(app.db, id, authorId)
-    } finally {
-      await close()
-    }
+    t.after(close)
+    const authorId = await author(app.db)
+    const id = await writePost(app.db, authorId, 'Kept')
+    await assert.rejects(writePost(app.db, authorId, 'Never', true), /no representation/)
+    assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
+    await assertEventsOf(app.db, id, authorId)
   })
 
-  test('inside a transaction: undone with it, events and all', async () => {
+  test('inside a transaction: undone with it, events and all', async (t) => {
     const { app, close } = await buildTestApp()
-    try {
-      const authorId = await author(app.db)
-      await assert.rejects(inTransaction(app.db, async (trx) => {
-        await writePost(trx, authorId, 'Undone')
-        throw new Error('undo')
-      }), /undo/)
-      await assert.rejects(inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Never', true)), /no representation/)
-      const id = await inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Kept'))
-      assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
-      await assertEventsOf(app.db, id, authorId)
-    } finally {
-      await close()
-    }
+    t.after(close)
+    const authorId = await author(app.db)
+    await assert.rejects(inTransaction(app.db, async (trx) => {
+      await writePost(trx, authorId, 'Undone')
+      throw new Error('undo')
+    }), /undo/)
+    await assert.rejects(inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Never', true)), /no representation/)
+    const id = await inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Kept'))
+    assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
+    await assertEventsOf(app.db, id, authorId)
   })
 
-  test('while another transaction is open: neither joins it nor is undone with it', async () => {
+  test('while another transaction is open: neither joins it nor is undone with it', async (t) => {
     const { app, close } = await buildTestApp()
-    try {
-      const authorId = await author(app.db)
-      const during = gate()
-      const written = gate()
-      const transaction = inTransaction(app.db, async (trx) => {
-        await execute(trx, rename(trx, authorId, 'Renamed, then undone'))
-        written.open()
-        await during.opened
-        throw new Error('undo')
-      })
-      await written.opened
-      // Sent while the transaction holds its uncommitted rename (on SQLite it holds the one
-      // connection: the write waits its turn; on PostgreSQL it runs on another connection).
-      const write = writePost(app.db, authorId, 'Outside')
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      during.open()
-      await assert.rejects(transaction, /undo/)
-      const id = await write
-      assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Outside'])
-      assert.equal((await app.db.selectFrom('users').select('name').where('id', '=', authorId).executeTakeFirstOrThrow()).name, 'Author')
-      await assertEventsOf(app.db, id, authorId)
-    } finally {
-      await close()
-    }
+    t.after(close)
+    const authorId = await author(app.db)
+    const during = gate()
+    const written = gate()
+    const transaction = inTransaction(app.db, async (trx) => {
+      await execute(trx, rename(trx, authorId, 'Renamed, then undone'))
+      written.open()
+      await during.opened
+      throw new Error('undo')
+    })
+    await written.opened
+    // Sent while the transaction holds its uncommitted rename (on SQLite it holds the one
+    // connection: the write waits its turn; on PostgreSQL it runs on another connection).
+    const write = writePost(app.db, authorId, 'Outside')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    during.open()
+    await assert.rejects(transaction, /undo/)
+    const id = await write
+    assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Outside'])
+    assert.equal((await app.db.selectFrom('users').select('name').where('id', '=', authorId).executeTakeFirstOrThrow()).name, 'Author')
+    await assertEventsOf(app.db, id, authorId)
   })
 })
