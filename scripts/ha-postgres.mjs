@@ -8,6 +8,9 @@
 // is given. Each process is started here and stopped by its own pid. Patroni and PostgreSQL run
 // as the `postgres` user when this runs as root (PostgreSQL refuses to run as root); they are
 // spawned with that uid directly, not through runuser, so the pids kept are the real ones.
+// Every process started as that user works in a folder it owns (its working directory and
+// HOME): the checkout, or root's home, may be a folder it cannot enter (mode 0700), and Patroni,
+// PostgreSQL and psql change into their working directory or read their HOME.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -51,10 +54,15 @@ function ownedByPostgres (path) {
   return path
 }
 
-/** A process of the recipe: its output to a log file, its exit awaited. */
-function launch (name, command, args, logFile) {
+/** The spawn options of a process run as the `postgres` user, working in `home` (a folder that user owns). */
+function asPostgres (home) {
+  return { ...postgresUser, cwd: home, env: { ...process.env, HOME: home, PATH: process.env.PATH ?? '/usr/bin:/bin' } }
+}
+
+/** A process of the recipe, working in `home`: its output to a log file, its exit awaited. */
+function launch (name, command, args, home, logFile) {
   const log = openSync(logFile, 'a')
-  const child = spawn(command, args, { stdio: ['ignore', log, log], detached: true, ...postgresUser, env: { ...process.env, PATH: process.env.PATH ?? '/usr/bin:/bin' } })
+  const child = spawn(command, args, { stdio: ['ignore', log, log], detached: true, ...asPostgres(home) })
   child.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)))
   child.name = name
   return child
@@ -108,7 +116,7 @@ export async function startHaPostgres ({ nodes = 2, say = () => {} } = {}) {
     '--listen-client-urls', `http://127.0.0.1:${etcdClient}`, '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
     '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
     '--initial-cluster', `etcd1=http://127.0.0.1:${etcdPeer}`, '--initial-cluster-state', 'new'
-  ], join(dir, 'etcd.log'))
+  ], dir, join(dir, 'etcd.log'))
   say(`etcd: pid ${etcd.pid}, 127.0.0.1:${etcdClient}`)
   for (let i = 0; (await status(`http://127.0.0.1:${etcdClient}/health`)) !== 200; i++) {
     if (i > 100 || etcd.exitCode !== null) throw new Error(`etcd did not start; see ${join(dir, 'etcd.log')}`)
@@ -154,6 +162,10 @@ export async function startHaPostgres ({ nodes = 2, say = () => {} } = {}) {
         data_dir: member.dataDir,
         bin_dir: bin,
         pgpass: join(home, 'pgpass'),
+        // A new node copies the primary with pg_basebackup, which first waits for a checkpoint:
+        // by default a spread one (most of checkpoint_timeout: 95 s measured here); a fast one
+        // takes a moment.
+        basebackup: [{ checkpoint: 'fast' }],
         // A node that lost the race to a newer timeline starts again from the primary's copy.
         remove_data_directory_on_rewind_failure: true,
         remove_data_directory_on_diverged_timelines: true,
@@ -176,7 +188,7 @@ export async function startHaPostgres ({ nodes = 2, say = () => {} } = {}) {
   }
 
   const startNode = (member) => {
-    member.patroni = launch(member.name, 'patroni', [member.config], member.log)
+    member.patroni = launch(member.name, 'patroni', [member.config], member.home, member.log)
     say(`${member.name}: Patroni pid ${member.patroni.pid}, PostgreSQL 127.0.0.1:${member.pgPort}, REST 127.0.0.1:${member.restPort}, data ${member.dataDir}`)
   }
   // The first node bootstraps the cluster alone; the others then copy it (pg_basebackup).
@@ -206,7 +218,7 @@ listen postgres
   default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
 ${members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.restPort}`).join('\n')}
 `)
-  const haproxy = launch('haproxy', 'haproxy', ['-db', '-f', haproxyConfig], join(dir, 'haproxy-postgres.log'))
+  const haproxy = launch('haproxy', 'haproxy', ['-db', '-f', haproxyConfig], dir, join(dir, 'haproxy-postgres.log'))
   say(`haproxy (PostgreSQL): pid ${haproxy.pid}, 127.0.0.1:${port}`)
 
   // The service connects as a role of its own that owns its database, not as the superuser:
@@ -266,7 +278,7 @@ ${members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.re
     startNode,
     /** Runs SQL as the superuser on one node, through its Unix socket; resolves to psql's output. */
     sql (member, command) {
-      const result = spawnSync(join(bin, 'psql'), ['-h', member.home, '-p', String(member.pgPort), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-Atc', command], { encoding: 'utf8', ...postgresUser })
+      const result = spawnSync(join(bin, 'psql'), ['-h', member.home, '-p', String(member.pgPort), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-Atc', command], { encoding: 'utf8', ...asPostgres(member.home) })
       if (result.status !== 0) throw new Error(`psql on ${member.name}: ${result.stderr}`)
       return result.stdout
     },

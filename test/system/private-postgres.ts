@@ -28,10 +28,15 @@ export const skipWithoutPostgres: string | false = postgresMissing !== undefined
 
 const asRoot = process.getuid?.() === 0
 
-function run (args: string[]): string {
+/**
+ * Runs a command as the `postgres` user (when this runs as root), working in `home`, a folder
+ * that user owns: the checkout may sit in a folder it cannot enter (mode 0700), and the
+ * PostgreSQL tools change into their working directory.
+ */
+function run (home: string, args: string[]): string {
   const [command, ...rest] = args
   const full = asRoot ? ['runuser', '-u', 'postgres', '--', command!, ...rest] : [command!, ...rest]
-  return execFileSync(full[0]!, full.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  return execFileSync(full[0]!, full.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], cwd: home, env: { ...process.env, HOME: home } })
 }
 
 export interface PrivatePostgres {
@@ -58,13 +63,13 @@ export async function startPrivatePostgres (): Promise<PrivatePostgres> {
   }
   const data = join(dir, 'data')
   const port = await freePort()
-  run([join(PG_BIN, 'initdb'), '-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8'])
+  run(dir, [join(PG_BIN, 'initdb'), '-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8'])
   const start = (): void => {
-    run([join(PG_BIN, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', '-o',
+    run(dir, [join(PG_BIN, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', '-o',
       `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on`, 'start'])
   }
   const stop = (mode: 'fast' | 'immediate'): void => {
-    run([join(PG_BIN, 'pg_ctl'), '-D', data, '-m', mode, '-w', '-t', '30', 'stop'])
+    run(dir, [join(PG_BIN, 'pg_ctl'), '-D', data, '-m', mode, '-w', '-t', '30', 'stop'])
   }
   const postmasterPid = (): number => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
   const family = (): number[] => {
@@ -130,7 +135,7 @@ export async function startPgBouncer (pg: PrivatePostgres, options: { ignoreStat
   ].join('\n') + '\n')
   writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n')
   if (asRoot) execFileSync('chown', ['-R', 'postgres:postgres', dir])
-  run(['pgbouncer', '-d', ini])
+  run(dir, ['pgbouncer', '-d', ini])
   for (let i = 0; i < 100 && !existsSync(join(dir, 'pid')); i++) await new Promise((resolve) => setTimeout(resolve, 50))
   const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'))
   return {
