@@ -2,27 +2,41 @@ import './runtime.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
+import { unwritableTarget } from './backups/backup.config.js'
+import { litestreamBinary } from './backups/litestream.js'
+import { Replication } from './backups/replication.js'
 import { ConfigError, loadConfig, type Config } from './config/config.js'
-import { openDatabase } from './db/database.js'
+import { openDatabase, sqliteFile } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { logWhenWritten } from './service/log-written.js'
 import { ensureAdmin } from './users/admin-bootstrap.js'
+
+function invalid (message: string): never {
+  process.stderr.write(`Invalid configuration: ${message}\n`)
+  process.exit(1)
+}
 
 function readConfig (): Config {
   try {
     return loadConfig()
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`Invalid configuration: ${error.message}\n`)
-      process.exit(1)
-    }
+    if (error instanceof ConfigError) invalid(error.message)
     throw error
   }
 }
 
 const config = readConfig()
-const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements })
+// BACKUP_URL: Litestream must be installed for this platform and the replica's folder writable.
+const litestream = config.backup === undefined ? undefined : litestreamBinary()
+if (config.backup !== undefined) {
+  if (litestream === undefined) invalid(`BACKUP_URL: Litestream is not installed for ${process.platform}-${process.arch} (npm package @flydotio/litestream)`)
+  const unwritable = unwritableTarget(config.backup.target)
+  if (unwritable !== undefined) invalid(`BACKUP_URL: ${unwritable}`)
+}
+// Under replication Litestream makes the checkpoints (db/database.ts).
+const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements, replicated: config.backup !== undefined })
 const app = await buildApp({ config, database })
+let replication: Replication | undefined
 
 try {
   // Migrations on a connection of their own, without the per-query time limits (see openDatabase).
@@ -36,9 +50,17 @@ try {
     const outcome = await ensureAdmin(database.db, config.adminEmail, config.adminPassword)
     app.log.info({ outcome }, 'admin account ready')
   }
+  // Replication starts once the database file exists (Litestream waits silently for a missing one).
+  if (config.backup !== undefined) {
+    replication = new Replication({ databaseFile: sqliteFile(config.databaseUrl), backup: config.backup, binary: litestream!, log: app.log, registry: app.metricsRegistry })
+    replication.start()
+  } else if (database.dialect === 'sqlite') {
+    app.log.warn('no backup: BACKUP_URL is unset, so the database is copied nowhere; a lost disk or a mistaken delete loses it (docs/RELIABILITY.md, Backups and restore)')
+  }
 } catch (error) {
   await logWhenWritten(app.log, () => { app.log.fatal({ err: error }, 'start-up failed: the database could not be prepared') })
   await app.close()
+  await replication?.stop()
   process.exit(1)
 }
 
@@ -68,6 +90,8 @@ closeWithGrace({
   await app.drain.hold()
   app.log.info('closing: no new connections, finishing requests in flight')
   await app.close()
+  // After the database closed: Litestream's final sync uploads the last commits.
+  await replication?.stop()
 })
 
 try {
@@ -76,5 +100,6 @@ try {
 } catch (error) {
   await logWhenWritten(app.log, () => { app.log.fatal({ err: error }, 'could not listen') })
   await app.close()
+  await replication?.stop()
   process.exit(1)
 }

@@ -3,6 +3,7 @@ import type { Db } from './db/schema.js'
 import type { DialectName } from './db/database.js'
 import type { CurrentUser } from './sessions/authentication.js'
 import type { FieldError } from './http/errors.js'
+import type { Registry } from 'prom-client'
 import type { MetricsListener } from './service/metrics-listener.js'
 
 declare module 'fastify' {
@@ -12,6 +13,8 @@ declare module 'fastify' {
     dialect: DialectName
     /** The private /metrics listener; server.ts starts it (METRICS_PORT), the app closes it. */
     metricsListener: MetricsListener
+    /** The registry behind /metrics, for metrics kept outside the request path. */
+    metricsRegistry: Registry
   }
   interface FastifyContextConfig {
     /**

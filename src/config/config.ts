@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { backupConfig, BackupConfigError, type BackupConfig } from '../backups/backup.config.js'
 import { WHATWG_EMAIL } from '../http/email.js'
 import { parseAllowHosts } from '../webhooks/target-guard.js'
 
@@ -31,6 +32,8 @@ export interface Config {
   /** How long events (and finished webhook deliveries) are kept. */
   eventRetentionDays: number
   webhooks: WebhookConfig
+  /** Continuous replication of the embedded database (BACKUP_URL); undefined: none. */
+  backup: BackupConfig | undefined
 }
 
 export interface WebhookConfig {
@@ -55,6 +58,15 @@ function retrySchedule (env: Env): number[] {
     throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be 1 to 20 delays in seconds, comma-separated (like ${DEFAULT_RETRY_SCHEDULE}), got "${raw}"`)
   }
   return entries.map((e) => Math.round(Number(e) * 1000))
+}
+
+function backup (env: Env, database: string): BackupConfig | undefined {
+  try {
+    return backupConfig(env, database)
+  } catch (error) {
+    if (error instanceof BackupConfigError) throw new ConfigError(error.variable, error.message.slice(error.variable.length + 2))
+    throw error
+  }
 }
 
 function allowHosts (env: Env): string[] {
@@ -152,10 +164,11 @@ export function loadConfig (env: Env = process.env): Config {
     }
   }
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST
+  const database = databaseUrl(env)
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host,
-    databaseUrl: databaseUrl(env),
+    databaseUrl: database,
     adminEmail,
     adminPassword,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 86400, 1, 31536000),
@@ -180,6 +193,7 @@ export function loadConfig (env: Env = process.env): Config {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15000, 100, 120000),
       disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 432000, 1, 31536000) * 1000,
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 600000)
-    }
+    },
+    backup: backup(env, database)
   }
 }

@@ -22,8 +22,12 @@ export interface DatabaseHandle {
 // ones every lookup passes, stay here).
 const SQLITE_CACHE_KIB = 4096
 
-function openSqlite (path: string): Kysely<Database> {
-  const file = resolve(path)
+/** The absolute path of the SQLite file a `file:` DATABASE_URL names. */
+export function sqliteFile (databaseUrl: string): string {
+  return resolve(databaseUrl.slice('file:'.length))
+}
+
+function openSqlite (file: string, replicated: boolean): Kysely<Database> {
   mkdirSync(dirname(file), { recursive: true })
   const sqlite = new SqliteDatabase(file)
   // Every integer is read as a BigInt so 64-bit ids are exact (see db/types.ts).
@@ -33,6 +37,11 @@ function openSqlite (path: string): Kysely<Database> {
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma(`cache_size = -${SQLITE_CACHE_KIB}`)
+  // Under replication (BACKUP_URL) Litestream makes the checkpoints, at its own moments: a
+  // checkpoint of the service's could reset the WAL before Litestream has copied it, which makes
+  // it start a new generation with a full snapshot. (While Litestream runs, its read lock keeps
+  // a checkpoint from resetting the WAL anyway; this covers the moments it is being restarted.)
+  if (replicated) sqlite.pragma('wal_autocheckpoint = 0')
   const connection = new SqliteConnection(sqlite)
   const db = new Kysely<Database>({ dialect: connection.dialect() })
   sqliteConnections.set(db, connection)
@@ -205,12 +214,14 @@ export interface OpenOptions {
    * transaction mode).
    */
   preparedStatements?: boolean
+  /** SQLite: the file is replicated by Litestream (BACKUP_URL), which then makes the checkpoints. */
+  replicated?: boolean
 }
 
 /** Opens the database named by DATABASE_URL. */
-export function openDatabase (databaseUrl: string, { queryLimits = true, preparedStatements = true }: OpenOptions = {}): DatabaseHandle {
+export function openDatabase (databaseUrl: string, { queryLimits = true, preparedStatements = true, replicated = false }: OpenOptions = {}): DatabaseHandle {
   if (databaseUrl.startsWith('file:')) {
-    return { db: openSqlite(databaseUrl.slice('file:'.length)), dialect: 'sqlite' }
+    return { db: openSqlite(sqliteFile(databaseUrl), replicated), dialect: 'sqlite' }
   }
   return { db: openPostgres(databaseUrl, queryLimits, preparedStatements), dialect: 'postgres' }
 }

@@ -34,6 +34,11 @@ function migrations (dialect: DialectName): Record<string, Migration> {
   }
 }
 
+/** The names of every migration this version knows (the same on both databases). */
+export function migrationNames (): string[] {
+  return Object.keys(migrations('sqlite'))
+}
+
 function migrator (db: Kysely<any>, dialect: DialectName): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) }
   return new Migrator({ db, provider })

@@ -20,5 +20,7 @@ export const metrics = fp(async (app) => {
   // Served on the private listener only (service/metrics-listener.ts); server.ts starts it.
   const listener = createMetricsListener(registry.contentType, async () => `${await registry.metrics()}\n${requests.exposition()}`)
   app.decorate('metricsListener', listener)
+  // Other parts of the service (backups/replication.ts) add their metrics here.
+  app.decorate('metricsRegistry', registry)
   app.addHook('onClose', async () => { await listener.close() })
 }, { name: 'metrics' })

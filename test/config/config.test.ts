@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { ConfigError, loadConfig } from '../../src/config/config.js'
 
@@ -31,8 +32,18 @@ describe('loadConfig', () => {
         timeoutMs: 15000,
         disableAfterMs: 432000000,
         pollMs: 1000
-      }
+      },
+      backup: undefined
     })
+  })
+
+  test('BACKUP_URL: a folder (relative, absolute or a file:/// URL) or an S3 bucket and path, with its defaults', () => {
+    assert.deepEqual(loadConfig({ BACKUP_URL: 'file:/var/backups/api' }).backup,
+      { target: { kind: 'file', dir: '/var/backups/api' }, snapshotIntervalSeconds: 3600, retentionSeconds: 86400 })
+    assert.deepEqual(loadConfig({ BACKUP_URL: 'file:///var/backups/my%20api' }).backup?.target, { kind: 'file', dir: '/var/backups/my api' })
+    assert.deepEqual(loadConfig({ BACKUP_URL: 'file:backups' }).backup?.target, { kind: 'file', dir: join(process.cwd(), 'backups') })
+    assert.deepEqual(loadConfig({ BACKUP_URL: 's3://my-bucket/api/db/', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '600', BACKUP_RETENTION_SECONDS: '604800' }).backup,
+      { target: { kind: 's3', bucket: 'my-bucket', path: 'api/db' }, snapshotIntervalSeconds: 600, retentionSeconds: 604800 })
   })
 
   test('reads every variable', () => {
@@ -88,7 +99,15 @@ describe('loadConfig', () => {
     ['WEBHOOK_ALLOW_HOSTS', { WEBHOOK_ALLOW_HOSTS: 'http://example.com' }], ['WEBHOOK_RETRY_SCHEDULE', { WEBHOOK_RETRY_SCHEDULE: '0,5s' }],
     ['WEBHOOK_RETRY_SCHEDULE', { WEBHOOK_RETRY_SCHEDULE: '0,,5' }], ['WEBHOOK_RETRY_SCHEDULE', { WEBHOOK_RETRY_SCHEDULE: '-1' }],
     ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '50' }], ['WEBHOOK_DISABLE_AFTER_SECONDS', { WEBHOOK_DISABLE_AFTER_SECONDS: '0' }],
-    ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: 'fast' }]
+    ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: 'fast' }],
+    ['BACKUP_URL', { BACKUP_URL: 'ftp://backups.example.com/api' }], ['BACKUP_URL', { BACKUP_URL: '/var/backups' }],
+    ['BACKUP_URL', { BACKUP_URL: 'file:' }], ['BACKUP_URL', { BACKUP_URL: 'file://host/dir' }],
+    ['BACKUP_URL', { BACKUP_URL: 's3://My_Bucket/db' }], ['BACKUP_URL', { BACKUP_URL: 's3://bucket' }],
+    ['BACKUP_URL', { BACKUP_URL: 'file:/var/backups', DATABASE_URL: 'postgres://u:p@db:5432/app' }],
+    ['BACKUP_SNAPSHOT_INTERVAL_SECONDS', { BACKUP_URL: 'file:/b', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '1h' }],
+    ['BACKUP_SNAPSHOT_INTERVAL_SECONDS', { BACKUP_URL: 'file:/b', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '10' }],
+    ['BACKUP_RETENTION_SECONDS', { BACKUP_URL: 'file:/b', BACKUP_RETENTION_SECONDS: '-1' }],
+    ['BACKUP_RETENTION_SECONDS', { BACKUP_URL: 'file:/b', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '7200', BACKUP_RETENTION_SECONDS: '3600' }]
   ]
   for (const [variable, env] of bad) {
     test(`${JSON.stringify(env)} is refused, naming ${variable}`, () => {

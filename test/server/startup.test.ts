@@ -30,6 +30,10 @@ describe('server process', { skip }, () => {
     server.child.kill('SIGTERM')
     assert.equal(await server.exit(), 0)
     assert.doesNotMatch(server.stdout(), /root password|password 1/)
+    // Without BACKUP_URL the database is copied nowhere, and the log says so once.
+    const warnings = server.stdout().split('\n').filter((line) => line.includes('no backup'))
+    assert.equal(warnings.length, 1)
+    assert.equal(JSON.parse(warnings[0]!).level, 40)
   })
 
   test('finishes an in-flight request during a graceful shutdown', async () => {
@@ -51,7 +55,10 @@ describe('server process', { skip }, () => {
   // Every rule of loadConfig is unit-tested in test/config; here, that the process obeys it.
   const badValues: Array<[string, Record<string, string>]> = [
     ['PORT', { PORT: 'eighty' }],
-    ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }]
+    ['ADMIN_PASSWORD', { ADMIN_EMAIL: 'root@example.com', ADMIN_PASSWORD: 'short' }],
+    ['BACKUP_URL', { BACKUP_URL: 'ftp://backups.example.com/api' }],
+    // A folder that cannot be made, whoever runs the test (root included): its parent is a file.
+    ['BACKUP_URL', { BACKUP_URL: 'file:/dev/null/backups' }]
   ]
   for (const [variable, env] of badValues) {
     test(`${JSON.stringify(env)} stops start-up with a non-zero exit and one line naming ${variable}`, async () => {

@@ -1,0 +1,162 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join, resolve } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import type { BackupConfig } from './backup.config.js'
+import { litestreamConfig } from './litestream.js'
+
+// `npm run restore -- --output PATH [--at TIME]`: the database as it was at TIME (default: the
+// newest state in the replica) written to a new file, checked, and only then put at PATH.
+//
+// Litestream's own restore is the engine; around it:
+// - TIME is an RFC 3339 time in the past. Litestream's `-timestamp` picks what was uploaded by
+//   then, but refuses a time after a generation's last upload (a database idle since then has
+//   not changed: its newest state is the state at TIME) and one before its first; so the
+//   generation is chosen here, from `litestream generations`.
+// - The file is restored beside PATH under another name, checked (`PRAGMA integrity_check`,
+//   and every migration it has applied is one this service knows), then linked to PATH, which
+//   fails if PATH has appeared meanwhile: an existing file is never overwritten.
+// - Whatever fails, nothing is left at PATH, nor Litestream's temporary files beside it.
+
+export class RestoreError extends Error {}
+
+export interface RestoreRequest {
+  output: string
+  /** Restore the state as of this time; undefined: the newest. */
+  at: Date | undefined
+  backup: BackupConfig
+  binary: string
+  /** The migrations this service knows; a restored file that applied another is refused. */
+  knownMigrations: string[]
+  now?: Date
+}
+
+export interface RestoreResult {
+  output: string
+  generation: string
+  /** What was asked of Litestream: a time, or the newest state. */
+  asOf: string
+  seconds: number
+  tables: Record<string, number>
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
+
+/** Reads --at: an RFC 3339 time (with a zone) that is not in the future. */
+export function parseRestoreTime (text: string, now = new Date()): Date {
+  const at = new Date(text)
+  if (!RFC3339.test(text) || Number.isNaN(at.getTime())) throw new RestoreError(`--at: "${text}" is not an RFC 3339 time like 2026-11-26T14:05:00Z`)
+  if (at.getTime() > now.getTime()) throw new RestoreError(`--at: ${at.toISOString()} is in the future (it is now ${now.toISOString()})`)
+  return at
+}
+
+interface Generation { name: string, start: Date, end: Date }
+
+function litestream (binary: string, args: string[]): { ok: boolean, output: string } {
+  const result = spawnSync(binary, args, { encoding: 'utf8', timeout: 60 * 60 * 1000 })
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`
+  return { ok: result.status === 0, output }
+}
+
+/** Litestream's one-line reason from its output (its last `error=` or the last line). */
+function reason (output: string): string {
+  const errors = [...output.matchAll(/error="?([^"\n]+)"?/g)].map((m) => m[1]!)
+  return errors.at(-1) ?? output.trim().split('\n').at(-1) ?? 'unknown error'
+}
+
+/** The replica's generations, oldest first (`litestream generations`: times to the second). */
+function generations (binary: string, config: string, databaseFile: string): Generation[] {
+  const { ok, output } = litestream(binary, ['generations', '-config', config, databaseFile])
+  if (!ok) throw new RestoreError(`cannot read the backup: ${reason(output)}`)
+  const found: Generation[] = []
+  for (const line of output.split('\n').slice(1)) {
+    const [, name, , start, end] = line.trim().split(/\s+/)
+    if (name === undefined || start === undefined || end === undefined) continue
+    found.push({ name, start: new Date(start), end: new Date(end) })
+  }
+  return found.sort((a, b) => a.start.getTime() - b.start.getTime())
+}
+
+export function restore (request: RestoreRequest): RestoreResult {
+  const started = Date.now()
+  const output = resolve(request.output)
+  for (const file of [output, `${output}-wal`, `${output}-shm`]) {
+    if (existsSync(file)) throw new RestoreError(`${file} exists; restore writes a new file and never overwrites one (move it away, or pick another --output)`)
+  }
+  mkdirSync(dirname(output), { recursive: true })
+  const work = mkdtempSync(join(tmpdir(), 'api-restore-'))
+  const staged = join(dirname(output), `.${basename(output)}.restoring-${process.pid}`)
+  const cleanUp = (): void => {
+    rmSync(work, { recursive: true, force: true })
+    for (const name of readdirSync(dirname(output))) {
+      if (name.startsWith(basename(staged))) rmSync(join(dirname(output), name), { force: true })
+    }
+  }
+  try {
+    // Litestream finds the replica through a configuration that names a database; an empty file
+    // stands for it (listing the generations reads the database's modification time).
+    const config = join(work, 'litestream.yml')
+    const named = join(work, 'app.db')
+    writeFileSync(named, '')
+    writeFileSync(config, litestreamConfig(named, request.backup))
+    const found = generations(request.binary, config, named)
+    if (found.length === 0) throw new RestoreError('the backup holds nothing yet (no generation in the replica): is BACKUP_URL the one the service replicates to?')
+    const { generation, timestamp } = pick(found, request.at)
+    const args = ['restore', '-config', config, '-o', staged, '-generation', generation.name, ...(timestamp === undefined ? [] : ['-timestamp', timestamp]), named]
+    let run = litestream(request.binary, args)
+    // The last upload's time is printed to the second: a time within that second may lie after it.
+    if (!run.ok && timestamp !== undefined && /no matching backups found/.test(run.output) && request.at!.getTime() >= generation.end.getTime()) {
+      run = litestream(request.binary, args.filter((a, i) => a !== '-timestamp' && args[i - 1] !== '-timestamp'))
+    }
+    if (!run.ok) {
+      if (/no snapshots available/.test(run.output)) throw new RestoreError(`no snapshot from before ${request.at?.toISOString()} is left in the backup (generation ${generation.name}); pick a later time`)
+      throw new RestoreError(`the backup could not be restored (damaged or incomplete replica?): ${reason(run.output)}`)
+    }
+    const tables = check(staged, request.knownMigrations)
+    // link() fails if the output exists by now: it is never overwritten.
+    try {
+      linkSync(staged, output)
+    } catch (error) {
+      throw new RestoreError(`${output} could not be written: ${(error as Error).message}`)
+    }
+    unlinkSync(staged)
+    return { output, generation: generation.name, asOf: timestamp ?? `the newest state (${generation.end.toISOString()})`, seconds: (Date.now() - started) / 1000, tables }
+  } finally {
+    cleanUp()
+  }
+}
+
+/** The generation to restore from and the time to ask for in it (undefined: its newest state). */
+function pick (found: Generation[], at: Date | undefined): { generation: Generation, timestamp: string | undefined } {
+  if (at === undefined) return { generation: found.at(-1)!, timestamp: undefined }
+  const covering = found.filter((g) => g.start.getTime() <= at.getTime()).at(-1)
+  if (covering === undefined) throw new RestoreError(`${at.toISOString()} is before the oldest backup (${found[0]!.start.toISOString()})`)
+  // After the generation's last upload (to the second), its newest state is the state at that time.
+  if (at.getTime() >= covering.end.getTime() + 1000) return { generation: covering, timestamp: undefined }
+  return { generation: covering, timestamp: at.toISOString() }
+}
+
+/** Checks the restored file; returns the row count of each of its tables. */
+function check (file: string, knownMigrations: string[]): Record<string, number> {
+  const db = new SqliteDatabase(file)
+  try {
+    const integrity = db.pragma('integrity_check', { simple: true })
+    if (integrity !== 'ok') throw new RestoreError(`the restored database fails its integrity check: ${String(integrity)}`)
+    const hasMigrations = db.prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'").get() !== undefined
+    if (!hasMigrations) throw new RestoreError('the restored database has no migration table: it is not a database of this service')
+    const applied = (db.prepare('select name from kysely_migration order by name').all() as Array<{ name: string }>).map((r) => r.name)
+    const unknown = applied.filter((name) => !knownMigrations.includes(name))
+    if (unknown.length > 0) throw new RestoreError(`the restored database has migrations this version of the service does not know (${unknown.join(', ')}): restore with the version that wrote it`)
+    const tables: Record<string, number> = {}
+    // Litestream's own tables (_litestream_seq, _litestream_lock) come back too; they are harmless.
+    for (const { name } of db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '%search%' order by name").all() as Array<{ name: string }>) {
+      tables[name] = Number((db.prepare(`select count(*) as n from "${name}"`).get() as { n: number }).n)
+    }
+    // One file, no WAL beside it.
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    return tables
+  } finally {
+    db.close()
+  }
+}

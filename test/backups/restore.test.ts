@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import Sqlite from 'better-sqlite3'
+import type { BackupConfig } from '../../src/backups/backup.config.js'
+import { litestreamBinary } from '../../src/backups/litestream.js'
+import { Replication } from '../../src/backups/replication.js'
+import { parseRestoreTime, restore, RestoreError } from '../../src/backups/restore.js'
+import { migrateToLatest, migrationNames } from '../../src/db/migrate.js'
+import { openDatabase } from '../../src/db/database.js'
+
+// Replication and `npm run restore` with the real Litestream, on a database of the service's
+// schema: the lag it reports, a Litestream that dies is started again, and every bad request of
+// the restore (no backup, a bad time, an existing file, a damaged replica) is refused with a
+// clear line and leaves nothing behind. The whole drill (a loss under load) is a system test
+// (test/system/backup-sqlite.test.ts). Process-level and about SQLite only: the SQLite pass runs it.
+
+const skip = process.env.TEST_DB === 'postgres' ? 'replication of the embedded database: the SQLite pass runs it' : false
+const ROOT = join(import.meta.dirname, '..', '..')
+const binary = litestreamBinary()!
+const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+interface Logged { level: string, msg: string }
+function recordingLog (): { lines: Logged[], log: ConstructorParameters<typeof Replication>[0]['log'] } {
+  const lines: Logged[] = []
+  const at = (level: string) => (_obj: object, msg: string) => { lines.push({ level, msg }) }
+  return { lines, log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } }
+}
+
+async function waitFor (what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const started = Date.now()
+  while (!check()) {
+    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+describe('backups: replication and restore with Litestream', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'api-backup-'))
+  const file = join(dir, 'data', 'app.db')
+  const backup: BackupConfig = { target: { kind: 'file', dir: join(dir, 'replica') }, snapshotIntervalSeconds: 3600, retentionSeconds: 86400 }
+  let db: Sqlite.Database
+  let replication: Replication
+  const logged = recordingLog()
+  let firstUploadAt: Date
+
+  before(async () => {
+    const handle = openDatabase(`file:${file}`, { replicated: true })
+    await migrateToLatest(handle.db, handle.dialect)
+    await handle.db.destroy()
+    db = new Sqlite(file)
+    db.pragma('journal_mode = WAL')
+    db.pragma('busy_timeout = 5000')
+    db.pragma('wal_autocheckpoint = 0')
+    replication = new Replication({ databaseFile: file, backup, binary, log: logged.log, checkMs: 100 })
+    replication.start()
+    await waitFor('the first upload', () => logged.lines.some((l) => l.msg === 'backup: snapshot written'))
+    firstUploadAt = new Date()
+  })
+  after(async () => {
+    await replication.stop()
+    db.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const insertUser = (email: string): void => {
+    db.prepare("insert into users (email, name, password_hash, role, created_at, updated_at) values (?, 'N', 'x', 'USER', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')").run(email)
+  }
+
+  test('a commit is uploaded within about a second: the lag rises above 0 and falls back to 0', async () => {
+    await waitFor('lag 0', () => replication.lagSeconds() === 0)
+    await sleep(50)
+    insertUser('lag@example.com')
+    assert.ok(replication.lagSeconds() > 0, 'a commit not uploaded yet is lag')
+    const committed = Date.now()
+    await waitFor('the upload', () => replication.lagSeconds() === 0, 5000)
+    assert.ok(Date.now() - committed < 2000, `uploaded within 2 s (took ${Date.now() - committed} ms)`)
+  })
+
+  test('a Litestream that stops uploading shows as lag; a Litestream that dies is started again', async () => {
+    const pid = Number(readFileSync(`${file}-litestream.pid`, 'utf8'))
+    process.kill(pid, 'SIGSTOP')
+    try {
+      insertUser('frozen@example.com')
+      await sleep(1500)
+      assert.ok(replication.lagSeconds() >= 1.4, `lag ${replication.lagSeconds()} s while Litestream is frozen`)
+    } finally {
+      process.kill(pid, 'SIGKILL')
+    }
+    await waitFor('a new Litestream', () => replication.running && Number(readFileSync(`${file}-litestream.pid`, 'utf8')) !== pid)
+    assert.ok(logged.lines.some((l) => l.level === 'error' && /Litestream exited; starting it again/.test(l.msg)))
+    await waitFor('the upload after the restart', () => replication.lagSeconds() === 0, 10_000)
+  })
+
+  test('a second Replication of the same database does not start a second Litestream', () => {
+    const second = recordingLog()
+    const other = new Replication({ databaseFile: file, backup, binary, log: second.log })
+    other.start()
+    assert.equal(other.running, false)
+    assert.match(second.lines.find((l) => l.level === 'error')?.msg ?? '', /another Litestream already replicates this database/)
+  })
+
+  const outputs = join(dir, 'out')
+  const leftovers = (): string[] => existsSync(outputs) ? readdirSync(outputs) : []
+  const knownMigrations = migrationNames()
+
+  test('the latest restore holds every commit; the file is new, checked and alone', async () => {
+    insertUser('latest@example.com')
+    await waitFor('the upload', () => replication.lagSeconds() === 0, 5000)
+    const output = join(outputs, 'latest.db')
+    const result = restore({ output, at: undefined, backup, binary, knownMigrations })
+    assert.equal(result.tables.users, 3)
+    assert.equal(result.tables.kysely_migration, knownMigrations.length)
+    assert.deepEqual(leftovers(), ['latest.db'])
+    const restored = new Sqlite(output, { readonly: true })
+    assert.deepEqual(restored.prepare('select email from users order by id').all().map((r) => (r as { email: string }).email), ['lag@example.com', 'frozen@example.com', 'latest@example.com'])
+    restored.close()
+  })
+
+  test('a restore to a time brings back the state of that time', async () => {
+    const at = new Date()
+    await sleep(1100)
+    db.prepare('delete from users').run()
+    await waitFor('the upload', () => replication.lagSeconds() === 0, 5000)
+    const output = join(outputs, 'before-delete.db')
+    assert.equal(restore({ output, at, backup, binary, knownMigrations }).tables.users, 3)
+    assert.equal(restore({ output: join(outputs, 'after-delete.db'), at: undefined, backup, binary, knownMigrations }).tables.users, 0)
+  })
+
+  test('a time after the last upload of an idle database restores its newest state', async () => {
+    const output = join(outputs, 'idle.db')
+    await sleep(2100)
+    assert.equal(restore({ output, at: new Date(Date.now() - 1000), backup, binary, knownMigrations }).tables.users, 0)
+  })
+
+  test('refused: an existing output (never overwritten), a time before the oldest backup, a replica with nothing', () => {
+    const existing = join(outputs, 'existing.db')
+    writeFileSync(existing, 'mine')
+    assert.throws(() => restore({ output: existing, at: undefined, backup, binary, knownMigrations }), (e: unknown) => e instanceof RestoreError && /exists; restore writes a new file and never overwrites one/.test(e.message))
+    assert.equal(readFileSync(existing, 'utf8'), 'mine')
+    writeFileSync(join(outputs, 'wal-left.db-wal'), '')
+    assert.throws(() => restore({ output: join(outputs, 'wal-left.db'), at: undefined, backup, binary, knownMigrations }), /wal-left\.db-wal exists/)
+
+    const before = new Date(firstUploadAt.getTime() - 60_000)
+    const output = join(outputs, 'too-early.db')
+    assert.throws(() => restore({ output, at: before, backup, binary, knownMigrations }), (e: unknown) => e instanceof RestoreError && /is before the oldest backup \(/.test(e.message))
+    assert.equal(existsSync(output), false)
+
+    const empty: BackupConfig = { ...backup, target: { kind: 'file', dir: join(dir, 'empty-replica') } }
+    mkdirSync(join(dir, 'empty-replica'))
+    assert.throws(() => restore({ output, at: undefined, backup: empty, binary, knownMigrations }), /the backup holds nothing yet/)
+    assert.deepEqual(leftovers().filter((f) => f.startsWith('.')), [], 'no temporary files left')
+  })
+
+  test('refused: --at that is not an RFC 3339 time, or in the future', () => {
+    const now = new Date('2026-11-26T12:00:00Z')
+    assert.equal(parseRestoreTime('2026-11-26T11:59:00.250Z', now).toISOString(), '2026-11-26T11:59:00.250Z')
+    assert.equal(parseRestoreTime('2026-11-26T13:59:00+02:00', now).toISOString(), '2026-11-26T11:59:00.000Z')
+    for (const text of ['2026-11-26', 'yesterday', '2026-11-26 11:00:00', '2026-11-26T11:00:00', '2026-13-40T11:00:00Z', '']) {
+      assert.throws(() => parseRestoreTime(text, now), /is not an RFC 3339 time/, text)
+    }
+    assert.throws(() => parseRestoreTime('2026-11-26T12:00:01Z', now), /is in the future/)
+  })
+
+  test('a damaged replica: the restore says so and writes nothing', () => {
+    // A copy of the replica with its newest WAL segment cut short.
+    const damagedDir = join(dir, 'damaged')
+    spawnSync('cp', ['-a', join(dir, 'replica'), damagedDir])
+    const [generation] = readdirSync(join(damagedDir, 'generations'))
+    const walDir = join(damagedDir, 'generations', generation!, 'wal')
+    const segments = readdirSync(walDir).sort()
+    const newest = join(walDir, segments.at(-1)!)
+    truncateSync(newest, Math.floor(statSync(newest).size / 2))
+    const output = join(outputs, 'damaged.db')
+    assert.throws(() => restore({ output, at: undefined, backup: { ...backup, target: { kind: 'file', dir: damagedDir } }, binary, knownMigrations }),
+      (e: unknown) => e instanceof RestoreError && /the backup could not be restored \(damaged or incomplete replica\?\): /.test(e.message))
+    assert.equal(existsSync(output), false)
+    assert.deepEqual(leftovers().filter((f) => f.startsWith('.')), [], 'no temporary files left')
+  })
+
+  test('npm run restore: exit 1 with one line for a missing BACKUP_URL, a missing --output, an unknown option; 0 with the summary', () => {
+    const cli = (args: string[], env: Record<string, string>): { status: number | null, stderr: string, stdout: string } =>
+      spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } })
+    const noUrl = cli(['--output', join(outputs, 'cli.db')], {})
+    assert.equal(noUrl.status, 1)
+    assert.match(noUrl.stderr, /^restore: BACKUP_URL is not set/)
+    const noOutput = cli([], { BACKUP_URL: `file:${backup.target.kind === 'file' ? backup.target.dir : ''}` })
+    assert.equal(noOutput.status, 1)
+    assert.match(noOutput.stderr, /^restore: --output is required/)
+    const unknown = cli(['--output', 'x.db', '--force'], { BACKUP_URL: 'file:/tmp' })
+    assert.equal(unknown.status, 1)
+    assert.match(unknown.stderr, /^restore: Unknown option '--force'/)
+    const badUrl = cli(['--output', 'x.db'], { BACKUP_URL: 'ftp://x/y' })
+    assert.equal(badUrl.status, 1)
+    assert.match(badUrl.stderr, /^restore: BACKUP_URL: must be file:DIR or s3:\/\/BUCKET\/PATH/)
+    const future = cli(['--output', join(outputs, 'cli.db'), '--at', '2999-01-01T00:00:00Z'], { BACKUP_URL: `file:${join(dir, 'replica')}` })
+    assert.equal(future.status, 1)
+    assert.match(future.stderr, /^restore: --at: 2999-01-01T00:00:00.000Z is in the future/)
+    const ok = cli(['--output', join(outputs, 'cli.db')], { BACKUP_URL: `file:${join(dir, 'replica')}` })
+    assert.equal(ok.status, 0, ok.stderr)
+    assert.match(ok.stdout, /^restored .*cli\.db as of the newest state .* in \d+\.\d s\nintegrity ok; rows: .*users 0.*\nserve it: DATABASE_URL=file:.*cli\.db npm start\n$/)
+    assert.equal(existsSync(join(outputs, 'x.db')), false)
+  })
+})

@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict'
+import { body, signUpAndLogIn } from './api-client.js'
+import { attempt, json, startLoad, type Outcome } from './load.js'
+
+// The restore drill's load and checks, the same on both databases (test/system/backup-*.test.ts):
+// clients create and change posts; a set of posts made at the start (the victims) is deleted
+// after a time T is marked; the writing goes on; then the test loses everything (its own step)
+// and restores. Every acknowledged write is recorded with when it was sent and answered.
+
+const WRITERS = 6
+export const VICTIMS = 40
+/** A write acknowledged this long before the loss must be in the latest restore. */
+export const RPO_MS = 2000
+
+interface Version { content: string, started: number, acknowledged: number }
+
+export interface DrillRecord {
+  /** Each post acknowledged as created, with every acknowledged version of its content, in order. */
+  posts: Map<number, Version[]>
+  /** The victims: made before T, deleted after it (when the delete was acknowledged). */
+  victims: Map<number, number | undefined>
+  /** The marked time. */
+  at: number
+  acknowledged: number
+}
+
+const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+/**
+ * Runs the load against `base`: victims first, then writers for `beforeMs`, T marked, the victims
+ * deleted while the writers go on for `afterMs`. Resolves once the writers have stopped; the
+ * caller loses the database while `loseWhileWriting` runs (called after `afterMs`, with the load
+ * still on).
+ */
+export async function drillLoad (base: string, options: { beforeMs: number, afterMs: number, loseWhileWriting: () => Promise<void> }): Promise<DrillRecord> {
+  const posts = new Map<number, Version[]>()
+  const acknowledge = (id: number, version: Version): void => {
+    const versions = posts.get(id) ?? []
+    versions.push(version)
+    posts.set(id, versions)
+  }
+  const victimAuthor = await signUpAndLogIn(base, `victims.${Date.now()}@example.com`)
+  const victims = new Map<number, number | undefined>()
+  for (let i = 0; i < VICTIMS; i++) {
+    const started = Date.now()
+    const created = await body(await fetch(`${base}/v1/posts`, json({ title: `victim ${i}`, content: 'kept until T' }, victimAuthor.auth)), 201) as { id: number }
+    victims.set(created.id, undefined)
+    acknowledge(created.id, { content: 'kept until T', started, acknowledged: Date.now() })
+  }
+  const writers = await Promise.all(Array.from({ length: WRITERS }, async (_, i) => await signUpAndLogIn(base, `writer${i}.${Date.now()}@example.com`)))
+  const own: number[][] = writers.map(() => [])
+  let acknowledged = 0
+  const step = async (worker: number, round: number): Promise<Outcome> => {
+    const writer = writers[worker]!
+    const mine = own[worker]!
+    const content = `w${worker} r${round} ${Date.now()}`
+    const started = Date.now()
+    // Two creations for one change of an earlier post of the writer's.
+    if (round % 3 === 2 && mine.length > 0) {
+      const id = mine[round % mine.length]!
+      const outcome = await attempt('patch', `${base}/v1/posts/${id}`, { ...json({ content }, writer.auth), method: 'PATCH' })
+      if (outcome.status === 200) { acknowledge(id, { content, started, acknowledged: outcome.ended }); acknowledged += 1 }
+      return outcome
+    }
+    const outcome = await attempt('create', `${base}/v1/posts`, json({ title: `w${worker}`, content }, writer.auth), (b) => String(b.id))
+    if (outcome.created !== undefined) {
+      mine.push(Number(outcome.created))
+      acknowledge(Number(outcome.created), { content, started, acknowledged: outcome.ended })
+      acknowledged += 1
+    }
+    return outcome
+  }
+  const load = startLoad(WRITERS, step)
+  await sleep(options.beforeMs)
+  const at = Date.now()
+  // The victims go, one client, while the writers go on.
+  for (const id of victims.keys()) {
+    const res = await fetch(`${base}/v1/posts/${id}`, { method: 'DELETE', headers: victimAuthor.auth })
+    assert.equal(res.status, 204)
+    victims.set(id, Date.now())
+    acknowledged += 1
+  }
+  await sleep(Math.max(0, options.afterMs - (Date.now() - at)))
+  await options.loseWhileWriting()
+  const outcomes = await load.stop()
+  for (const o of outcomes) assert.ok(typeof o.status !== 'number' || o.status < 300, `${o.op}: ${o.status}`)
+  return { posts, victims, at, acknowledged: acknowledged + VICTIMS }
+}
+
+/** A post as a restored service shows it: its content, or undefined when it is not there (404). */
+export async function readPost (base: string, id: number): Promise<string | undefined> {
+  const res = await fetch(`${base}/v1/posts/${id}`)
+  if (res.status === 404) { await res.arrayBuffer(); return undefined }
+  return (await body(res, 200) as { content: string }).content
+}
+
+export interface LatestFigures {
+  acknowledgedBeforeRpo: number
+  missing: number
+  /** Writes acknowledged before the loss and missing from the restore (any age). */
+  lost: number
+  /** How long before the loss the oldest acknowledged write missing from the restore was answered: the data lost spans this; undefined when none is missing. */
+  rpoMs: number | undefined
+  deletedStillThere: number
+}
+
+/**
+ * The latest restore, read through a service on it: every write acknowledged RPO_MS or more before
+ * the loss is there with its last acknowledged content (or a later one), and the victims whose
+ * deletion was acknowledged that early are gone. RPO: how long before the loss the oldest
+ * acknowledged write that is missing was answered (the restore holds everything acknowledged
+ * before that).
+ */
+export async function checkLatest (base: string, record: DrillRecord, lostAt: number): Promise<LatestFigures> {
+  let acknowledgedBeforeRpo = 0
+  let missing = 0
+  let lost = 0
+  let oldestMissing: number | undefined
+  const missed = (acknowledged: number): void => {
+    if (acknowledged > lostAt) return
+    lost += 1
+    oldestMissing = Math.min(oldestMissing ?? acknowledged, acknowledged)
+  }
+  for (const [id, versions] of record.posts) {
+    if (record.victims.has(id)) continue
+    const content = await readPost(base, id)
+    const found = versions.findIndex((v) => v.content === content)
+    for (const [i, version] of versions.entries()) {
+      const there = found >= i
+      if (version.acknowledged <= lostAt - RPO_MS) {
+        acknowledgedBeforeRpo += 1
+        if (!there) missing += 1
+      }
+      if (!there) missed(version.acknowledged)
+    }
+  }
+  let deletedStillThere = 0
+  for (const [id, deleted] of record.victims) {
+    const there = await readPost(base, id) !== undefined
+    if (deleted !== undefined && deleted <= lostAt - RPO_MS && there) deletedStillThere += 1
+    if (deleted !== undefined && there) missed(deleted)
+  }
+  return { acknowledgedBeforeRpo, missing, lost, rpoMs: oldestMissing === undefined ? undefined : lostAt - oldestMissing, deletedStillThere }
+}
+
+export interface AtFigures { victimsBack: number, startedAfter: number, presentAfter: number, acknowledgedBeforeRpo: number, missing: number }
+
+/**
+ * The restore to T: every victim is back; nothing sent after T is there (no post created after
+ * it, no content written after it); what was acknowledged RPO_MS or more before T is there.
+ */
+export async function checkAt (base: string, record: DrillRecord): Promise<AtFigures> {
+  let victimsBack = 0
+  for (const id of record.victims.keys()) if (await readPost(base, id) !== undefined) victimsBack += 1
+  let startedAfter = 0
+  let presentAfter = 0
+  let acknowledgedBeforeRpo = 0
+  let missing = 0
+  for (const [id, versions] of record.posts) {
+    if (record.victims.has(id)) continue
+    const content = await readPost(base, id)
+    const found = versions.findIndex((v) => v.content === content)
+    for (const [i, version] of versions.entries()) {
+      if (version.started > record.at) {
+        startedAfter += 1
+        if (found === i) presentAfter += 1
+      }
+      if (version.acknowledged <= record.at - RPO_MS) {
+        acknowledgedBeforeRpo += 1
+        if (found < i) missing += 1
+      }
+    }
+  }
+  return { victimsBack, startedAfter, presentAfter, acknowledgedBeforeRpo, missing }
+}
