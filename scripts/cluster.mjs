@@ -16,10 +16,14 @@
 // (default 2) PostgreSQL nodes under Patroni with synchronous replication, and a second HAProxy
 // that routes the instances' database connections to the current primary (scripts/ha-postgres.mjs;
 // docs/SCALING.md). Its data and logs are in a temporary folder of its own, removed on stop.
+// Barman streams its WAL and takes base backups (the first at start, then every
+// HA_BACKUP_INTERVAL_SECONDS, default 21600) into HA_BACKUP_DIR (default: a new folder under the
+// system's temporary folder), which is kept: `npm run restore -- --postgres HA_BACKUP_DIR …`
+// brings up a new PostgreSQL from it, at any time it covers (scripts/barman.mjs).
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { freePort } from './free-port.mjs'
 import { haMissing, startHaPostgres } from './ha-postgres.mjs'
@@ -38,6 +42,11 @@ if (!ha && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
 const haNodes = Number(process.env.HA_NODES ?? '2')
 if (ha && (!Number.isInteger(haNodes) || haNodes < 2 || haNodes > 5)) fail(`HA_NODES must be a whole number from 2 to 5, got "${process.env.HA_NODES}"`)
 if (ha && haMissing() !== undefined) fail(`--ha needs etcd, Patroni, HAProxy and PostgreSQL: ${haMissing()}`)
+const backupInterval = Number(process.env.HA_BACKUP_INTERVAL_SECONDS ?? '21600')
+if (ha && (!Number.isInteger(backupInterval) || backupInterval < 60)) fail(`HA_BACKUP_INTERVAL_SECONDS must be a whole number of seconds, at least 60, got "${process.env.HA_BACKUP_INTERVAL_SECONDS}"`)
+// The backups of one cluster only: Barman refuses a stream from another system.
+const backupDir = ha ? resolve(process.env.HA_BACKUP_DIR || mkdtempSync(join(tmpdir(), 'api-ha-backups-'))) : undefined
+if (ha && existsSync(join(backupDir, 'barman.conf'))) fail(`HA_BACKUP_DIR ${backupDir} already holds the backups of another cluster: give a new or empty folder`)
 const count = Number(process.env.INSTANCES ?? '3')
 if (!Number.isInteger(count) || count < 1 || count > 32) fail(`INSTANCES must be a whole number from 1 to 32, got "${process.env.INSTANCES}"`)
 const port = Number(process.env.PORT ?? '8080')
@@ -100,7 +109,7 @@ async function stop (code) {
   // A database still starting is stopped once it has (it stops itself if it fails).
   const db = database ?? await databaseStarting?.catch(() => undefined)
   if (db !== undefined) {
-    say('stopping the database: HAProxy, Patroni and PostgreSQL, etcd')
+    say(`stopping the database: Barman, HAProxy, Patroni and PostgreSQL, etcd (the backups stay in ${backupDir})`)
     await db.stop({ remove: true })
   }
   rmSync(dir, { recursive: true, force: true })
@@ -116,7 +125,7 @@ const dir = mkdtempSync(join(tmpdir(), 'api-cluster-'))
 let database, databaseStarting
 if (ha) {
   say(`starting PostgreSQL with failover (${haNodes} nodes)`)
-  databaseStarting = startHaPostgres({ nodes: haNodes, say: (line) => say(`[postgres] ${line}`) })
+  databaseStarting = startHaPostgres({ nodes: haNodes, say: (line) => say(`[postgres] ${line}`), backups: { dir: backupDir, intervalSeconds: backupInterval } })
   try {
     database = await databaseStarting
   } catch (error) {
@@ -126,6 +135,7 @@ if (ha) {
   say(`database logs: ${database.dir}`)
   databaseUrl = database.url
   say(`database: ${databaseUrl.replace(/:[^:@/]+@/, ':…@')} (the primary, through HAProxy)`)
+  say(`backups (kept after stop): ${backupDir}; restore: npm run restore -- --postgres ${backupDir} --output DATA_DIR --port PORT [--at TIME]`)
 }
 // Each instance runs as `npm start` runs it, Node.js flags included.
 const instanceArgs = serviceArguments({ fromSource: dev })

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
+import type { Barman } from './barman.mjs'
 
 /** One PostgreSQL node under Patroni (see ha-postgres.mjs). */
 export interface HaNode {
@@ -29,9 +30,13 @@ export interface HaPostgres {
   /** SQL as the superuser on one node (its Unix socket); psql's unaligned output. */
   sql: (node: HaNode, command: string) => string
   killNode: (node: HaNode) => Promise<void>
+  /** Barman, when the cluster was started with backups. */
+  barman?: Barman
   stop: (options?: { remove?: boolean }) => Promise<void>
 }
 
 /** What is missing to run the HA recipe here, with the install command; undefined when nothing is. */
 export function haMissing (): string | undefined
-export function startHaPostgres (options?: { nodes?: number, say?: (line: string) => void }): Promise<HaPostgres>
+/** The newest PostgreSQL server binaries (PG_BIN, or under /usr/lib/postgresql); undefined when there are none. */
+export function postgresBin (): string | undefined
+export function startHaPostgres (options?: { nodes?: number, say?: (line: string) => void, backups?: { dir: string, intervalSeconds?: number } }): Promise<HaPostgres>

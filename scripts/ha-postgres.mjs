@@ -17,6 +17,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { barmanMissing, configureBarman, SLOT, startBarman } from './barman.mjs'
 import { freePort } from './free-port.mjs'
 
 /* global fetch, AbortSignal */
@@ -35,7 +36,7 @@ export function haMissing () {
 }
 
 /** The newest PostgreSQL server binaries under /usr/lib/postgresql, or PG_BIN. */
-function postgresBin () {
+export function postgresBin () {
   if (process.env.PG_BIN !== undefined) return process.env.PG_BIN
   const root = '/usr/lib/postgresql'
   if (!existsSync(root)) return undefined
@@ -97,11 +98,13 @@ async function status (url) {
 /**
  * Starts etcd, `nodes` Patroni nodes and HAProxy in a new temporary folder (`dir`, owned by the
  * `postgres` user); resolves once a primary has a synchronous standby, so an acknowledged commit
- * is on two nodes from the first write.
+ * is on two nodes from the first write. With `backups: { dir, intervalSeconds }`, Barman streams
+ * the WAL into `dir` (which outlives the cluster) and takes a base backup, then one every
+ * `intervalSeconds` (scripts/barman.mjs); it resolves once the first backup is done.
  */
-export async function startHaPostgres ({ nodes = 2, say = () => {} } = {}) {
+export async function startHaPostgres ({ nodes = 2, say = () => {}, backups } = {}) {
   const bin = postgresBin()
-  const missing = haMissing()
+  const missing = haMissing() ?? (backups === undefined ? undefined : barmanMissing())
   if (missing !== undefined) throw new Error(missing)
   const dir = ownedByPostgres(mkdtempSync(join(tmpdir(), 'api-ha-postgres-')))
   const password = randomBytes(12).toString('hex')
@@ -151,8 +154,19 @@ export async function startHaPostgres ({ nodes = 2, say = () => {} } = {}) {
           postgresql: {
             use_pg_rewind: true,
             use_slots: true,
-            parameters: { wal_log_hints: 'on', max_connections: 300, max_wal_senders: 10, max_replication_slots: 10, hot_standby: 'on' }
-          }
+            parameters: {
+              wal_log_hints: 'on',
+              max_connections: 300,
+              max_wal_senders: 10,
+              max_replication_slots: 10,
+              hot_standby: 'on',
+              // Backups: the WAL Barman has not received yet stays on the primary (its slot), up
+              // to a bound, so a stopped Barman cannot fill the disk.
+              ...(backups === undefined ? {} : { max_slot_wal_keep_size: '2GB', wal_keep_size: '256MB' })
+            }
+          },
+          // Barman's replication slot, kept by Patroni on whichever node is primary.
+          ...(backups === undefined ? {} : { slots: { [SLOT]: { type: 'physical' } } })
         },
         initdb: [{ encoding: 'UTF8' }, { locale: 'C.UTF-8' }, 'data-checksums']
       },
@@ -293,6 +307,7 @@ ${members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.re
     /** Stops HAProxy, every Patroni (each stops its PostgreSQL) and etcd, each by its pid; `remove` deletes the folder. */
     async stop ({ remove = false } = {}) {
       process.off('exit', killAll)
+      await cluster.barman?.stop()
       await stopOrKill(haproxy.pid, 'SIGTERM', 3000)
       await Promise.all(members.map(async (m) => {
         const postmaster = cluster.postmasterPid(m)
@@ -308,6 +323,8 @@ ${members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.re
   // Should the process that started them exit without stop() (an uncaught error, a test runner
   // giving up), the processes started here go with it instead of holding their ports.
   const killAll = () => {
+    const barmanGroup = cluster.barman?.receiverPid()
+    if (barmanGroup !== undefined) { try { process.kill(-barmanGroup, 'SIGKILL') } catch { /* gone */ } }
     for (const pid of [haproxy.pid, ...members.flatMap((m) => [m.patroni?.pid, cluster.postmasterPid(m)]), etcd.pid]) {
       try {
         if (pid !== undefined) process.kill(pid, 'SIGKILL')
@@ -326,6 +343,11 @@ ${members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.re
     cluster.sql(members[0], 'create database api owner api')
     for (const m of members.slice(1)) startNode(m)
     await cluster.healthy(120_000, 1)
+    if (backups !== undefined) {
+      configureBarman({ dir: backups.dir, port, bin, superuserPassword: password, replicationPassword })
+      cluster.barman = await startBarman({ dir: backups.dir, intervalSeconds: backups.intervalSeconds, say })
+      say(`barman: streaming the WAL and backing up into ${backups.dir}`)
+    }
   } catch (error) {
     await cluster.stop()
     throw error

@@ -4,21 +4,28 @@ import { backupConfig, BackupConfigError } from '../backups/backup.config.js'
 import { litestreamBinary } from '../backups/litestream.js'
 import { parseRestoreTime, restore, RestoreError } from '../backups/restore.js'
 import { migrationNames } from '../db/migrate.js'
+import { restorePostgres } from '../../scripts/barman.mjs'
+import { postgresBin } from '../../scripts/ha-postgres.mjs'
 
 // `npm run restore -- --output PATH [--at RFC3339-TIME]`, with the BACKUP_URL the service
 // replicates to: writes the database as of that time (default: the newest state) to PATH, a
 // new file, and checks it. Then `DATABASE_URL=file:PATH npm start` serves it.
+//
+// `npm run restore -- --postgres BACKUP_DIR --output DATA_DIR --port PORT [--at TIME]`: from the
+// Barman folder of `npm run cluster -- --ha` (HA_BACKUP_DIR), a new PostgreSQL in DATA_DIR, at
+// that time (default: the latest point), listening on 127.0.0.1:PORT (scripts/barman.mjs).
 
-const USAGE = 'usage: npm run restore -- --output PATH [--at 2026-11-26T14:05:00Z]   (with BACKUP_URL set)'
+const USAGE = 'usage: npm run restore -- --output PATH [--at 2026-11-26T14:05:00Z]   (with BACKUP_URL set)\n' +
+  '       npm run restore -- --postgres BACKUP_DIR --output DATA_DIR --port PORT [--at 2026-11-26T14:05:00Z]'
 
 function fail (message: string): never {
   process.stderr.write(`restore: ${message}\n`)
   process.exit(1)
 }
 
-let values: { output?: string, at?: string, help?: boolean }
+let values: { output?: string, at?: string, postgres?: string, port?: string, help?: boolean }
 try {
-  values = parseArgs({ options: { output: { type: 'string' }, at: { type: 'string' }, help: { type: 'boolean' } }, strict: true }).values
+  values = parseArgs({ options: { output: { type: 'string' }, at: { type: 'string' }, postgres: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean' } }, strict: true }).values
 } catch (error) {
   fail(`${(error as Error).message}\n${USAGE}`)
 }
@@ -27,6 +34,23 @@ if (values.help === true) {
   process.exit(0)
 }
 if (values.output === undefined || values.output === '') fail(`--output is required\n${USAGE}`)
+
+if (values.postgres !== undefined) {
+  const port = Number(values.port)
+  if (values.port === undefined || !/^\d+$/.test(values.port) || port < 1 || port > 65535) fail(`--port: a free port for the restored PostgreSQL is required (1 to 65535)\n${USAGE}`)
+  const bin = postgresBin()
+  if (bin === undefined) fail('no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql/*/bin; set PG_BIN or install Debian\'s postgresql')
+  try {
+    const at = values.at === undefined ? undefined : parseRestoreTime(values.at)
+    const restored = await restorePostgres({ dir: values.postgres, output: values.output, port, at, bin })
+    process.stdout.write(`restored PostgreSQL as of ${restored.asOf} from backup ${restored.backup} in ${restored.seconds.toFixed(1)} s\n` +
+      `listening on 127.0.0.1:${port} (the cluster's roles and passwords), data in ${restored.output}, log ${restored.log}\n` +
+      `stop it: pg_ctl -D ${restored.output} stop (as the postgres user)\n`)
+    process.exit(0)
+  } catch (error) {
+    fail((error as Error).message)
+  }
+}
 
 try {
   // The replica's settings are the service's own; the database it names is the file restored to.

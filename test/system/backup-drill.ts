@@ -102,6 +102,8 @@ export interface LatestFigures {
   /** How long before the loss the oldest acknowledged write missing from the restore was answered: the data lost spans this; undefined when none is missing. */
   rpoMs: number | undefined
   deletedStillThere: number
+  /** The first few writes missing that should be there: what was sent, and what the restore holds. */
+  examples: string[]
 }
 
 /**
@@ -115,6 +117,7 @@ export async function checkLatest (base: string, record: DrillRecord, lostAt: nu
   let acknowledgedBeforeRpo = 0
   let missing = 0
   let lost = 0
+  const examples: string[] = []
   let oldestMissing: number | undefined
   const missed = (acknowledged: number): void => {
     if (acknowledged > lostAt) return
@@ -129,7 +132,10 @@ export async function checkLatest (base: string, record: DrillRecord, lostAt: nu
       const there = found >= i
       if (version.acknowledged <= lostAt - RPO_MS) {
         acknowledgedBeforeRpo += 1
-        if (!there) missing += 1
+        if (!there) {
+          missing += 1
+          if (examples.length < 5) examples.push(`post ${id} version ${i} "${version.content}" (sent ${lostAt - version.started} ms, answered ${lostAt - version.acknowledged} ms before the loss); the restore holds ${content === undefined ? 'no such post' : `"${content}"`}`)
+        }
       }
       if (!there) missed(version.acknowledged)
     }
@@ -140,7 +146,7 @@ export async function checkLatest (base: string, record: DrillRecord, lostAt: nu
     if (deleted !== undefined && deleted <= lostAt - RPO_MS && there) deletedStillThere += 1
     if (deleted !== undefined && there) missed(deleted)
   }
-  return { acknowledgedBeforeRpo, missing, lost, rpoMs: oldestMissing === undefined ? undefined : lostAt - oldestMissing, deletedStillThere }
+  return { acknowledgedBeforeRpo, missing, lost, rpoMs: oldestMissing === undefined ? undefined : lostAt - oldestMissing, deletedStillThere, examples }
 }
 
 export interface AtFigures { victimsBack: number, startedAfter: number, presentAfter: number, acknowledgedBeforeRpo: number, missing: number }

@@ -75,6 +75,7 @@ test('SQLite: the latest restore holds every write acknowledged 2 s before the m
     sentAfterTPresent: atFigures.presentAfter,
     restoreToTSeconds: atRestore.seconds
   })}`)
+  for (const example of latestFigures.examples) t.diagnostic(`missing: ${example}`)
   assert.equal(latestFigures.missing, 0, `every write acknowledged ${RPO_MS} ms before the loss is restored`)
   assert.equal(latestFigures.deletedStillThere, 0, 'posts deleted before that are gone')
   assert.equal(atFigures.victimsBack, VICTIMS, 'the restore to T brings back every post deleted after T')
