@@ -23,16 +23,16 @@ export default tseslint.config(
     }
   },
   {
-    // Every transaction of the service is opened by inTransaction, so that the precompiled
-    // queries run inside it are not built again on every request (src/db/transaction.ts), and
-    // every precompiled query runs through execute, which skips Kysely's promise chain where
-    // that is safe (src/db/compiled.ts).
+    // Every transaction of the service is opened by write (a unit of work, src/db/write.ts; on
+    // SQLite the group commit's, src/db/group-commit.ts), so that the precompiled queries run
+    // inside it are not built again on every request, and every precompiled query runs through
+    // execute, which skips Kysely's promise chain where that is safe (src/db/compiled.ts).
     files: ['src/**/*.ts'],
-    ignores: ['src/db/transaction.ts', 'src/db/compiled.ts', 'src/db/sqlite-connection.ts'],
+    ignores: ['src/db/write.ts', 'src/db/group-commit.ts', 'src/db/compiled.ts', 'src/db/sqlite-connection.ts'],
     rules: {
       'no-restricted-syntax': ['error', {
         selector: "CallExpression[callee.property.name='transaction'][arguments.length=0]",
-        message: 'Open a transaction with inTransaction (src/db/transaction.ts).'
+        message: 'Write through a unit of work: write(db, work) (src/db/write.ts).'
       }, {
         selector: "CallExpression[callee.property.name='executeQuery']",
         message: 'Run a compiled query with execute (src/db/compiled.ts).'

@@ -18,6 +18,7 @@ import { listEventsQuery, type FeedQuery } from '../src/events/event.repository.
 import { insertSession } from '../src/sessions/session.repository.js'
 import { newToken } from '../src/sessions/token.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
+import { write } from '../src/db/write.js'
 
 const EVENTS = 100_000
 const ROUNDS = Math.max(50, Number(process.env.BENCH_ROUNDS ?? 500))
@@ -44,8 +45,8 @@ async function seed (database: DatabaseHandle): Promise<{ reader: bigint, reader
   const iso = now.toISOString()
   const users: bigint[] = []
   for (let u = 0; u < OTHERS + 2; u++) {
-    const row = await db.insertInto('users').values({ email: `user${u}@bench.example`, name: `User ${u}`, password_hash: 'not a real hash', role: u === 0 ? 'ADMIN' : 'USER', created_at: iso, updated_at: iso })
-      .returning('id').executeTakeFirstOrThrow()
+    const row = await write(db, async (trx) => await trx.insertInto('users').values({ email: `user${u}@bench.example`, name: `User ${u}`, password_hash: 'not a real hash', role: u === 0 ? 'ADMIN' : 'USER', created_at: iso, updated_at: iso })
+      .returning('id').executeTakeFirstOrThrow())
     users.push(row.id)
   }
   const [admin, reader, ...others] = users as [bigint, bigint, ...bigint[]]

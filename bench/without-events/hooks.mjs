@@ -2,9 +2,10 @@
 //
 // - src/events/event.repository: recordEvent() records nothing and announceEvents() wakes no
 //   dispatcher; every other export (the feed's reads, numbering, pruning) is the real one;
-// - src/events/recorded-write: writeWithEvents() runs the write's own statement, alone, and
-//   returns its row, as the route would without events (on PostgreSQL the bare INSERT or UPDATE
-//   instead of the one statement that also writes the events).
+// - src/events/recorded-write: writeWithEvents() runs the write's own statement, alone (a unit
+//   of work of its own, or in the caller's), and returns its row, as the route would without
+//   events (on PostgreSQL the bare INSERT or UPDATE instead of the one statement that also
+//   writes the events).
 //
 // What stays: the arguments the callers build before they call these (a representation object
 // for a second event, a closure), a few object allocations; so "without events" is, if anything,
@@ -26,9 +27,9 @@ const standIns = {
   ],
   'recorded-write': (real, extension) => [
     `export * from ${JSON.stringify(real)}`,
-    `import { execute } from ${JSON.stringify(new URL(`../db/compiled.${extension}`, real).href)}`,
-    'export async function writeWithEvents (executor, write) {',
-    '  const row = (await execute(executor, write.query)).rows[0]',
+    `import { writeStatement } from ${JSON.stringify(new URL(`../db/compiled.${extension}`, real).href)}`,
+    'export async function writeWithEvents (executor, statement) {',
+    '  const row = (await writeStatement(executor, statement.query)).rows[0]',
     "  if (row === undefined) throw new Error('writeWithEvents: the write changed no row')",
     '  return row',
     '}'

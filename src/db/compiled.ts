@@ -1,8 +1,8 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
-import { postgresPoolOf, runOnPool, sqliteConnectionOf } from './database.js'
-import type { Executor } from './schema.js'
+import { postgresPoolOf, runOnPool, sqliteHandleOf } from './database.js'
+import type { Db, Executor } from './schema.js'
 import { nameStatement } from './statement-names.js'
-import { handleOf } from './transaction.js'
+import { handleOf, write } from './write.js'
 
 // Building a Kysely query and compiling it to SQL costs more than running it on a warm
 // database: in the profile of a cached read it was about a tenth of the time. A hot query of a
@@ -10,11 +10,11 @@ import { handleOf } from './transaction.js'
 // where its values go, and afterwards only its parameter list is made anew: the values are put
 // where the markers were. A constant the builder itself adds (a `+ 1`) keeps its place.
 // Each distinct shape (with or without a cursor, say) is its own precompiled query.
-// A transaction opened by inTransaction (db/transaction.ts) uses the compiled form of the
-// handle it was opened on: the SQL is the same, only the connection differs. (One opened any
-// other way compiles the query as usual.) On PostgreSQL the text then runs as a named prepared
-// statement, parsed and planned once per connection (db/statement-names.ts). A precompiled
-// query is run with execute (below), on SQLite straight on the connection where that is safe.
+// A unit of work (db/write.ts) uses the compiled form of the handle it belongs to: the SQL is
+// the same, only the connection differs. (A transaction opened any other way compiles the query
+// as usual.) On PostgreSQL the text then runs as a named prepared statement, parsed and planned
+// once per connection (db/statement-names.ts). A precompiled query is run with execute (below),
+// on SQLite straight on the connection.
 
 interface Entry<R> { query: CompiledQuery<R>, slots: number[] }
 
@@ -41,18 +41,26 @@ export function precompiled<A extends unknown[], R> (build: (db: Executor, ...ar
 }
 
 /**
- * Runs a precompiled query on an executor. On SQLite it runs at once on the connection, inside a
- * transaction opened by inTransaction or while no one holds the connection (see
+ * Runs a precompiled query on an executor. On SQLite it runs at once on the connection: the
+ * writer inside a unit of work (the group commit's transaction), the reader otherwise (see
  * db/sqlite-connection.ts). On PostgreSQL, outside a transaction, it runs on a pooled connection
  * without Kysely's promise chain (runOnPool in db/database.ts). Otherwise it runs through Kysely.
  */
 export async function execute<R> (executor: Executor, query: CompiledQuery<R>): Promise<QueryResult<R>> {
   const handle = handleOf(executor)
   if (handle === undefined) return await executor.executeQuery(query)
-  const connection = sqliteConnectionOf(handle)
-  if (connection !== undefined) {
-    return executor.isTransaction || !connection.held ? connection.run(query) : await executor.executeQuery(query)
-  }
+  const sqlite = sqliteHandleOf(handle)
+  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).run(query)
   const pool = executor.isTransaction ? undefined : postgresPoolOf(handle)
   return pool === undefined ? await executor.executeQuery(query) : await runOnPool(pool, query)
+}
+
+/**
+ * A write that is one statement, as a unit of work: on SQLite through the group commit; on
+ * PostgreSQL on its own, without a transaction around it (one statement is atomic; BEGIN and
+ * COMMIT would be two more round trips).
+ */
+export async function writeStatement<R> (db: Db, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  if (db.isTransaction || sqliteHandleOf(db) !== undefined) return await write(db, async (trx) => await execute(trx, query))
+  return await execute(db, query)
 }

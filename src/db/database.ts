@@ -5,7 +5,9 @@ import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'k
 import pg from 'pg'
 import { CommitNotReplicated, QueryReadTimeout } from './errors.js'
 import type { Database } from './schema.js'
+import { GroupCommit } from './group-commit.js'
 import { SqliteConnection } from './sqlite-connection.js'
+import { batchScope } from './write.js'
 import { statementName } from './statement-names.js'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -27,32 +29,69 @@ export function sqliteFile (databaseUrl: string): string {
   return resolve(databaseUrl.slice('file:'.length))
 }
 
-function openSqlite (file: string, replicated: boolean): Kysely<Database> {
-  mkdirSync(dirname(file), { recursive: true })
+/** Opens a connection to the file with the settings every connection of the service has. */
+function sqliteConnection (file: string): SqliteDatabase.Database {
   const sqlite = new SqliteDatabase(file)
   // Every integer is read as a BigInt so 64-bit ids are exact (see db/types.ts).
   sqlite.defaultSafeIntegers(true)
-  sqlite.pragma('journal_mode = WAL')
-  sqlite.pragma('synchronous = FULL')
-  sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
   sqlite.pragma(`cache_size = -${SQLITE_CACHE_KIB}`)
+  return sqlite
+}
+
+/**
+ * SQLite: two connections on the file. The writer runs every write, through the group commit
+ * (db/group-commit.ts); the reader runs every other query and, the file being in WAL mode, sees
+ * the last committed state, never a batch in progress. The reader is `query_only`: a write that
+ * went around the group commit would otherwise wait on the writer's lock in the same thread.
+ * The handle returned is the reader's; destroying it finishes the group commit's work and closes both.
+ */
+function openSqlite (file: string, replicated: boolean): Kysely<Database> {
+  mkdirSync(dirname(file), { recursive: true })
+  const writerSqlite = sqliteConnection(file)
+  writerSqlite.pragma('journal_mode = WAL')
+  writerSqlite.pragma('synchronous = FULL')
+  writerSqlite.pragma('foreign_keys = ON')
   // Under replication (BACKUP_URL) Litestream makes the checkpoints, at its own moments: a
   // checkpoint of the service's could reset the WAL before Litestream has copied it, which makes
   // it start a new generation with a full snapshot. (While Litestream runs, its read lock keeps
   // a checkpoint from resetting the WAL anyway; this covers the moments it is being restarted.)
-  if (replicated) sqlite.pragma('wal_autocheckpoint = 0')
-  const connection = new SqliteConnection(sqlite)
-  const db = new Kysely<Database>({ dialect: connection.dialect() })
-  sqliteConnections.set(db, connection)
+  if (replicated) writerSqlite.pragma('wal_autocheckpoint = 0')
+  const writer = new SqliteConnection(writerSqlite)
+  const writerDb = new Kysely<Database>({ dialect: writer.dialect() })
+  const readerSqlite = sqliteConnection(file)
+  readerSqlite.pragma('query_only = ON')
+  const reader = new SqliteConnection(readerSqlite)
+  const closing: { group?: GroupCommit } = {}
+  const db = new Kysely<Database>({
+    dialect: reader.dialect(async () => {
+      await closing.group?.close()
+      await writerDb.destroy()
+    })
+  })
+  const group = new GroupCommit(writerDb, writer, batchScope(db))
+  closing.group = group
+  sqliteHandles.set(db, { reader, writer, writerDb, group })
   return db
 }
 
-const sqliteConnections = new WeakMap<Kysely<Database>, SqliteConnection>()
+interface SqliteHandle {
+  reader: SqliteConnection
+  writer: SqliteConnection
+  /** Kysely on the writer: the group commit's, and the schema migrations' (run before anything else writes). */
+  writerDb: Kysely<Database>
+  group: GroupCommit
+}
+const sqliteHandles = new WeakMap<Kysely<Database>, SqliteHandle>()
 
-/** The SQLite connection under a database handle; undefined on PostgreSQL. */
-export function sqliteConnectionOf (db: Kysely<Database>): SqliteConnection | undefined {
-  return sqliteConnections.get(db)
+/** The SQLite connections and group commit under a database handle; undefined on PostgreSQL. */
+export function sqliteHandleOf (db: Kysely<Database>): SqliteHandle | undefined {
+  return sqliteHandles.get(db)
+}
+
+/** The group commit that runs a SQLite handle's writes; undefined on PostgreSQL. */
+export function groupCommitOf (db: Kysely<Database>): GroupCommit | undefined {
+  return sqliteHandles.get(db)?.group
 }
 
 const INT8_OID = 20

@@ -1,3 +1,5 @@
+import { CommitFailed } from './group-commit.js'
+
 // Recognises database failures by their driver codes, the same way for both dialects.
 
 /**
@@ -45,7 +47,7 @@ export function isDatabaseUnavailable (error: unknown): boolean {
   if (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_PG_CODES.has(code) || code.startsWith('08')) return true
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_FULL' ||
     code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY')) return true
-  if (error instanceof QueryReadTimeout || error instanceof CommitNotReplicated) return true
+  if (error instanceof QueryReadTimeout || error instanceof CommitNotReplicated || error instanceof CommitFailed) return true
   // pg's own messages (a connection that timed out or died); the last one is Kysely's own, once
   // its driver (the SQLite handle or the pool) is closed.
   const message = error instanceof Error ? error.message : ''

@@ -1,5 +1,5 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely'
-import type { DialectName } from './database.js'
+import { sqliteHandleOf, type DialectName } from './database.js'
 import { usersAndSessions } from './migrations/001-users-and-sessions.js'
 import { posts } from './migrations/002-posts.js'
 import { shop } from './migrations/003-shop.js'
@@ -41,7 +41,9 @@ export function migrationNames (): string[] {
 
 function migrator (db: Kysely<any>, dialect: DialectName): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) }
-  return new Migrator({ db, provider })
+  // SQLite: on the writer connection (the handle's own reads are query_only), before anything
+  // else writes: migrations run before the service serves, or in a test before it writes.
+  return new Migrator({ db: sqliteHandleOf(db)?.writerDb ?? db, provider })
 }
 
 export async function migrateToLatest (db: Kysely<any>, dialect: DialectName): Promise<MigrationResultSet> {

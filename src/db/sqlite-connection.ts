@@ -1,20 +1,18 @@
 import type SqliteDatabase from 'better-sqlite3'
 import { CompiledQuery, SqliteDialect, SqliteQueryCompiler, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type SqliteDatabase as SqliteDialectDatabase } from 'kysely'
 
-// The service's one SQLite connection, shared by Kysely and by the hot queries' direct path.
+// A SQLite connection, shared by Kysely and by the hot queries' direct path. The service opens
+// two on its file (db/database.ts): the writer, on which the group commit runs every write
+// (db/group-commit.ts), and the reader, on which everything else reads the last committed state.
 //
 // Kysely reaches a better-sqlite3 statement through a chain of promises: a mutex around the
 // connection, a connection provider per transaction, the executor and its result transform,
 // each an await. better-sqlite3 itself is synchronous. On a PATCH, which runs six statements,
 // that chain cost 31k instructions, about a seventh of the service's work beyond the floor's
-// (docs/decisions.md, Performance).
-// So a precompiled query (db/compiled.ts) runs here at once, on the same connection, when
-// that is exactly what Kysely would have done:
-// - inside a transaction opened by inTransaction, which holds the connection until it ends;
-// - outside one, when no one holds the connection. When a transaction does hold it, the query
-//   goes through Kysely and waits its turn, as before: run now, it would run inside another
-//   request's transaction and see (or, on a rollback, lose) writes not yet committed.
-// The SQL, its parameters and the result's shape are Kysely's own (its SqliteConnection).
+// (docs/decisions.md, Performance). So a precompiled query (db/compiled.ts) runs here at once:
+// on the reader, which no transaction ever holds, and on the writer inside the group commit's
+// transaction, which holds it for its whole batch. The SQL, its parameters and the result's
+// shape are Kysely's own (its SqliteConnection).
 
 // Kysely's SQLite driver calls prepare() for every statement it runs, which parses and plans
 // the SQL again each time (it was the largest single cost of a cached read in the profile).
@@ -28,18 +26,14 @@ const STATEMENT_CACHE_SIZE = 500
 export class SqliteConnection {
   readonly #sqlite: SqliteDatabase.Database
   readonly #statements = new Map<string, SqliteDatabase.Statement>()
-  /** better-sqlite3's transaction wrapper, made once: its `immediate` runs a function in BEGIN IMMEDIATE … COMMIT. */
-  readonly #transaction: SqliteDatabase.Transaction<(work: () => unknown) => unknown>
-  /** Whether Kysely holds the connection (a transaction, or one of its own queries, is running). */
-  #held = false
 
   constructor (sqlite: SqliteDatabase.Database) {
     this.#sqlite = sqlite
-    this.#transaction = sqlite.transaction((work: () => unknown) => work())
   }
 
-  get held (): boolean {
-    return this.#held
+  /** better-sqlite3's own handle (the group commit's SAVEPOINT statements, `inTransaction`). */
+  get sqlite (): SqliteDatabase.Database {
+    return this.#sqlite
   }
 
   prepare (sql: string): SqliteDatabase.Statement {
@@ -60,51 +54,33 @@ export class SqliteConnection {
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
   }
 
-  /**
-   * Runs `work`, which runs statements with run(), in one transaction: BEGIN IMMEDIATE, the
-   * statements, COMMIT (ROLLBACK if it throws), all before this returns, with no turn of the
-   * event loop in between, so nothing else can run on the connection meanwhile. Only while no
-   * one holds the connection: a transaction of Kysely's would otherwise have these statements
-   * run inside it. It costs two statements, where a transaction opened through Kysely
-   * (db/transaction.ts) also costs its chain of promises and objects.
-   */
-  transaction<T> (work: () => T): T {
-    if (this.#held) throw new Error('SqliteConnection.transaction: the connection is held by a transaction of Kysely\'s')
-    return this.#transaction.immediate(work) as T
-  }
-
-  /** The Kysely dialect over this connection. */
-  dialect (): SqliteDialect {
+  /** The Kysely dialect over this connection; `beforeDestroy` runs when Kysely is destroyed, before the connection closes. */
+  dialect (beforeDestroy?: () => Promise<void>): SqliteDialect {
     const database: SqliteDialectDatabase = {
       close: () => { this.#sqlite.close() },
       prepare: (sql) => this.prepare(sql)
     }
-    return new ConnectionDialect({ database }, (held) => { this.#held = held })
+    return new ConnectionDialect({ database }, beforeDestroy)
   }
 }
 
 class ConnectionDialect extends SqliteDialect {
-  readonly #setHeld: (held: boolean) => void
+  readonly #beforeDestroy: (() => Promise<void>) | undefined
 
-  constructor (config: ConstructorParameters<typeof SqliteDialect>[0], setHeld: (held: boolean) => void) {
+  constructor (config: ConstructorParameters<typeof SqliteDialect>[0], beforeDestroy?: () => Promise<void>) {
     super(config)
-    this.#setHeld = setHeld
+    this.#beforeDestroy = beforeDestroy
   }
 
   override createDriver (): Driver {
     const driver = super.createDriver()
-    const acquire = driver.acquireConnection.bind(driver)
-    const release = driver.releaseConnection.bind(driver)
-    // Marked held once Kysely's mutex is taken, and free again before it is given back: the
-    // marks sit inside the locked span, so no transaction's statements run while it reads free.
-    driver.acquireConnection = async () => {
-      const connection = await acquire()
-      this.#setHeld(true)
-      return connection
-    }
-    driver.releaseConnection = async (connection: DatabaseConnection) => {
-      this.#setHeld(false)
-      await release(connection)
+    const beforeDestroy = this.#beforeDestroy
+    if (beforeDestroy !== undefined) {
+      const destroy = driver.destroy.bind(driver)
+      driver.destroy = async () => {
+        await beforeDestroy()
+        await destroy()
+      }
     }
     // Kysely's SQLite driver opens transactions with a plain (deferred) BEGIN. A deferred
     // transaction that reads and then writes can fail with SQLITE_BUSY when another process

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type CompiledQuery, type Insertable } from 'kysely'
 import { execute, precompiled } from '../db/compiled.js'
-import { sqliteConnectionOf } from '../db/database.js'
+import { sqliteHandleOf } from '../db/database.js'
 import type { Db, Executor } from '../db/schema.js'
-import { afterCommit, handleOf, inTransaction } from '../db/transaction.js'
+import { afterCommit, handleOf, write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
 import { eventsCommitted } from './committed.js'
 import type { EventRow, EventTable } from './event.table.js'
@@ -49,7 +49,7 @@ export function newEventId (): string {
 
 function isSqlite (executor: Executor): boolean {
   const handle = handleOf(executor)
-  return handle !== undefined && sqliteConnectionOf(handle) !== undefined
+  return handle !== undefined && sqliteHandleOf(handle) !== undefined
 }
 
 /** An event's column values, in the order of an insert (here and in events/recorded-write.ts). */
@@ -111,7 +111,7 @@ export async function numberEvents (db: Db): Promise<void> {
   if (isSqlite(db)) return
   const pending = await sql`select 1 from event_pending limit 1`.execute(db)
   if (pending.rows.length === 0) return
-  await inTransaction(db, async (trx) => {
+  await write(db, async (trx) => {
     // The lock is taken by its own statement: the next statement's snapshot, taken after, then
     // sees the numbers the previous holder committed and the pending rows it deleted.
     await sql`select pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx)
@@ -179,7 +179,7 @@ export async function readEventLog (executor: Executor): Promise<EventLog> {
  */
 export async function pruneEvents (db: Db, retentionMs: number, now = Date.now()): Promise<bigint> {
   const cutoff = new Date(now - retentionMs).toISOString()
-  return await inTransaction(db, async (trx) => {
+  return await write(db, async (trx) => {
     const log = await lockEventLog(trx)
     // Reads the feed from the last cut in order, up to the first young event: only the events
     // about to be deleted, and one more.

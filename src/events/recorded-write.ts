@@ -1,24 +1,20 @@
 import type { CompiledQuery } from 'kysely'
 import { execute } from '../db/compiled.js'
-import { sqliteConnectionOf } from '../db/database.js'
+import { sqliteHandleOf } from '../db/database.js'
 import type { Executor } from '../db/schema.js'
 import { nameStatement } from '../db/statement-names.js'
-import { handleOf, inTransaction } from '../db/transaction.js'
 import { nowIso } from '../db/types.js'
-import { eventsCommitted } from './committed.js'
-import { announceEvents, eventValues, numberedEventInsert, recordEvent, representationJson, type NewEvent } from './event.repository.js'
+import { handleOf, write } from '../db/write.js'
+import { announceEvents, eventValues, numberedEventInsert, representationJson, type NewEvent } from './event.repository.js'
 import type { EventType } from './event.types.js'
 
 // A write of one row and the events it causes, atomically, at the least cost the database
 // allows. On SQLite the statements run in-process one after the other (a round trip costs
-// nothing there); a write not already inside a transaction runs with its events in a
-// synchronous one straight on the connection (BEGIN IMMEDIATE, the statements, COMMIT): a
-// transaction opened through Kysely also costs its promises and objects, 19 µs of CPU on a new
-// post where this one costs 10 (sequential inserts, synchronous=FULL). On PostgreSQL every
-// statement is a round trip, and the hot writes were bound by them: a post created in one
-// autocommitted INSERT took four once its event was recorded (BEGIN, INSERT, INSERT, COMMIT).
-// There the write and its events go as one statement, a data-modifying WITH, atomic as any
-// single statement is:
+// nothing there), in the unit of work given, or as a unit of their own (db/write.ts). On
+// PostgreSQL every statement is a round trip, and the hot writes were bound by them: a post
+// created in one autocommitted INSERT took four once its event was recorded (BEGIN, INSERT,
+// INSERT, COMMIT). There the write and its events go as one statement, a data-modifying WITH,
+// atomic as any single statement is (and, outside a unit, without a transaction around it):
 //
 //   with written as (<the write, RETURNING its columns>),
 //        recorded as (insert into events (...) select ..., written.id, ... from written
@@ -51,30 +47,20 @@ const EVENT_COLUMNS = 'event_id, type, occurred_at, resource_type, resource_id, 
 const ID_PREFIX = '{"id":0'
 
 /**
- * Runs `write` and records `event` (about the row written) and `others`, in the executor's
- * transaction, or as one atomic unit when the executor is not a transaction. Returns the row.
+ * Runs `statement` and records `event` (about the row written) and `others`, in the executor's
+ * unit of work, or as one atomic unit when the executor is the database handle. Returns the row.
  */
-export async function writeWithEvents<R extends { id: bigint }> (executor: Executor, write: RowWrite<R>, event: RowEvent, others: NewEvent[] = [], now = nowIso()): Promise<R> {
+export async function writeWithEvents<R extends { id: bigint }> (executor: Executor, statement: RowWrite<R>, event: RowEvent, others: NewEvent[] = [], now = nowIso()): Promise<R> {
   const handle = handleOf(executor)
   if (handle === undefined) throw new Error('writeWithEvents: the executor is not traced to a database handle')
-  const connection = sqliteConnectionOf(handle)
-  if (connection !== undefined) {
-    const eventAbout = (row: R): NewEvent => ({ type: event.type, resourceId: row.id, audience: event.audience, data: event.data(row.id) })
-    if (!executor.isTransaction && !connection.held) {
-      const row = connection.transaction(() => {
-        const row = writtenRow(connection.run(write.query).rows[0])
-        for (const recorded of [eventAbout(row), ...others]) connection.run(numberedEventInsert(handle, recorded, now))
-        return row
-      })
-      eventsCommitted(handle)
+  if (sqliteHandleOf(handle) !== undefined) {
+    return await write(executor, async (trx) => {
+      const row = writtenRow((await execute(trx, statement.query)).rows[0])
+      const about: NewEvent = { type: event.type, resourceId: row.id, audience: event.audience, data: event.data(row.id) }
+      for (const recorded of [about, ...others]) await execute(trx, numberedEventInsert(trx, recorded, now))
+      announceEvents(trx)
       return row
-    }
-    const run = async (trx: Executor): Promise<R> => {
-      const row = writtenRow((await execute(trx, write.query)).rows[0])
-      for (const recorded of [eventAbout(row), ...others]) await recordEvent(trx, recorded, now)
-      return row
-    }
-    return executor.isTransaction ? await run(executor) : await inTransaction(handle, run)
+    })
   }
 
   const template = representationJson(event.data(0n))
@@ -82,9 +68,9 @@ export async function writeWithEvents<R extends { id: bigint }> (executor: Execu
   // The written row's event: its values but the resource id (the row's, in the statement) and
   // the data (spliced around that id).
   const [eventId, type, occurredAt, resourceType, , audience] = eventValues({ type: event.type, resourceId: 0n, audience: event.audience }, now)
-  const parameters: unknown[] = [...write.query.parameters, eventId, type, occurredAt, resourceType, audience, template.slice(ID_PREFIX.length)]
+  const parameters: unknown[] = [...statement.query.parameters, eventId, type, occurredAt, resourceType, audience, template.slice(ID_PREFIX.length)]
   for (const other of others) parameters.push(...eventValues(other, now))
-  const query: CompiledQuery<R> = { ...write.query, sql: combinedSql(write, others.length), parameters }
+  const query: CompiledQuery<R> = { ...statement.query, sql: combinedSql(statement, others.length), parameters }
   const row = writtenRow((await execute(executor, query)).rows[0])
   announceEvents(executor)
   return row

@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Transaction } from 'kysely'
 import type { Database, Executor } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { ApiError, type ErrorCode } from './errors.js'
 import { checkIfMatch, etagOf, sendWithTag } from './etag.js'
 
@@ -47,7 +47,7 @@ export async function guardedWrite<Row, Prepared = undefined> (request: FastifyR
   }
   const { db } = request.server
   const prepared = spec.prepare === undefined ? undefined as Prepared : await spec.prepare(checked(await spec.lock(db)))
-  const written = await inTransaction(db, async (trx) => await spec.write(trx, checked(await spec.lock(trx)), prepared))
+  const written = await write(db, async (trx) => await spec.write(trx, checked(await spec.lock(trx)), prepared))
   if (written === undefined || spec.representation === undefined) return await reply.code(204).send(null)
   return await sendWithTag(reply, spec.representation.schema, spec.representation.of(written))
 }

@@ -4,7 +4,7 @@ import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import type { Database, Db, Executor } from '../db/schema.js'
 import { jsonWithBigInts } from '../db/types.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { ApiError, isApiError, type ErrorCode } from '../http/errors.js'
 
 // Idempotency-Key for POST /v1/orders (docs/shop.md).
@@ -76,7 +76,7 @@ export async function runIdempotent<T> (
   scope: { userId: bigint, key: string, requestHash: string },
   work: (trx: Transaction<Database>) => Promise<Response<T>>
 ): Promise<Outcome<T>> {
-  const outcome = await inTransaction(db, async (trx): Promise<Outcome<T> | { refused: ApiError }> => {
+  const outcome = await write(db, async (trx): Promise<Outcome<T> | { refused: ApiError }> => {
     const now = new Date()
     const nowText = now.toISOString()
     // An expired key is as good as new: its record goes (one row, so no lock-order trouble).

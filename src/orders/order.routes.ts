@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Transaction } from 'kysely'
 import type { Database } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUser } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
@@ -81,7 +81,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ({ status: 201, body: toOrder(await placeOrder(trx, dialect, user.id, productId, quantity)) })
 
     if (key === undefined) {
-      const created = await inTransaction(db, create)
+      const created = await write(db, create)
       return await sendCreated(reply, created.body, false)
     }
     // The fingerprint is what the request asks for: the same product and quantity (read-only

@@ -1,5 +1,5 @@
-import { execute, precompiled } from '../db/compiled.js'
-import type { Database, Executor } from '../db/schema.js'
+import { execute, precompiled, writeStatement } from '../db/compiled.js'
+import type { Database, Db, Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
 import type { RowWrite } from '../events/recorded-write.js'
@@ -198,6 +198,6 @@ export async function deletePost (db: Executor, id: bigint): Promise<void> {
 const countViewQuery = precompiled((db: Executor, id: bigint) =>
   db.updateTable('posts').set((eb) => ({ views: eb('views', '+', 1n) })).where('id', '=', id).returning('views'))
 
-export async function countView (db: Executor, id: bigint): Promise<bigint | undefined> {
-  return (await execute(db, countViewQuery(db, id))).rows[0]?.views
+export async function countView (db: Db, id: bigint): Promise<bigint | undefined> {
+  return (await writeStatement(db, countViewQuery(db, id))).rows[0]?.views
 }

@@ -7,7 +7,7 @@ import { authenticate, requireAdmin } from '../sessions/authentication.js'
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { recordEvent } from '../events/event.repository.js'
 import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
 import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
@@ -36,7 +36,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     requireAdmin(request)
     const { name, price, category, stock = 0, onSale = true } = request.body
-    const product = await inTransaction(db, async (trx) => {
+    const product = await write(db, async (trx) => {
       const created = toProduct(await insertProduct(trx, { name, price, category, stock, onSale, now: nowIso() }))
       await recordEvent(trx, { type: 'product.created', resourceId: created.id, data: created })
       return created

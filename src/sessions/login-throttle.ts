@@ -1,4 +1,5 @@
-import type { Executor } from '../db/schema.js'
+import { writeStatement } from '../db/compiled.js'
+import type { Db, Executor } from '../db/schema.js'
 import { ApiError } from '../http/errors.js'
 
 // Failed log-ins are counted in the database (so the limits hold across every instance behind
@@ -13,8 +14,8 @@ import { ApiError } from '../http/errors.js'
 //     places they log in from; it only slows a distributed guesser, and new places.
 // Past a limit the answer is 429 whatever the password, until enough failures leave the window.
 //
-// An attempt is recorded as a failure *before* the password is checked, and the record is taken
-// back only if the password turns out right. Checking first and recording afterwards would let
+// An attempt is recorded (and committed) as a failure *before* the password is checked, and the
+// record is taken back only if the password turns out right. Checking first and recording afterwards would let
 // any number of simultaneous guesses through: each would count the failures before any of the
 // others had been recorded (a password check takes tens of milliseconds).
 //
@@ -102,12 +103,12 @@ export interface LoginAttempt {
  * the record back) when a limit was already reached. Call `succeeded()` when the password is
  * right; a wrong one needs nothing more, it is already counted.
  */
-export async function beginLoginAttempt (db: Executor, keys: ThrottleKeys, limits: ThrottleLimits, now = Date.now()): Promise<LoginAttempt> {
+export async function beginLoginAttempt (db: Db, keys: ThrottleKeys, limits: ThrottleLimits, now = Date.now()): Promise<LoginAttempt> {
   const since = new Date(now - WINDOW_SECONDS * 1000).toISOString()
   const at = new Date(now).toISOString()
-  const own = await db.insertInto('login_failures').values({ email: keys.email, client: keys.client, failed_at: at })
-    .returning('id').executeTakeFirstOrThrow()
-  const takeBack = async (executor: Executor) => { await executor.deleteFrom('login_failures').where('id', '=', own.id).execute() }
+  const own = (await writeStatement(db, db.insertInto('login_failures').values({ email: keys.email, client: keys.client, failed_at: at })
+    .returning('id').compile())).rows[0]!
+  const takeBack = db.deleteFrom('login_failures').where('id', '=', own.id).compile()
   // Asked for an unknown e-mail too (no user has id 0), so both take the same queries. The
   // answer's RateLimit fields are the same either way, so they reveal neither whether the e-mail
   // has an account nor whether this address is known to it.
@@ -122,7 +123,7 @@ export async function beginLoginAttempt (db: Executor, keys: ThrottleKeys, limit
   for (const scope of scopes) states.push({ ...scope, count: await countFailures(db, scope.filter, since) - 1 })
   const blocked = states.filter((s) => s.count >= s.limit && s.exempt !== true)
   if (blocked.length > 0) {
-    await takeBack(db)
+    await writeStatement(db, takeBack)
     let retryAfter = 0
     for (const state of blocked) retryAfter = Math.max(retryAfter, await secondsUntilFree(db, state, since, now))
     throw new ApiError('TOO_MANY_REQUESTS', {
@@ -153,6 +154,6 @@ async function rememberClient (trx: Executor, userId: bigint, client: string, at
  * Keeps the table small: failures older than the window no longer count for anything, for any
  * e-mail or address (one that never tries again included). Served by the failed_at index.
  */
-async function pruneOldFailures (db: Executor, since: string): Promise<void> {
-  await db.deleteFrom('login_failures').where('failed_at', '<=', since).execute()
+async function pruneOldFailures (db: Db, since: string): Promise<void> {
+  await writeStatement(db, db.deleteFrom('login_failures').where('failed_at', '<=', since).compile())
 }

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { authenticate, currentUser } from './authentication.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, LOCATION_HEADER, NoContent, ref, success } from '../http/schemas.js'
+import { write } from '../db/write.js'
 import { deleteSession } from './session.repository.js'
 import { CurrentSession, LoginBody, Session } from './session.schemas.js'
 import { currentSessionRepresentation, logIn } from './session.service.js'
@@ -56,7 +57,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR') }
     }
   }, async (request, reply) => {
-    await deleteSession(app.db, request.sessionTokenHash ?? '')
+    await write(app.db, async (trx) => { await deleteSession(trx, request.sessionTokenHash ?? '') })
     return await reply.code(204).send(null)
   })
 }

@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.js'
 import type { Db, Executor } from '../db/schema.js'
 import { toIso } from '../db/types.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { emailKey } from '../http/email.js'
 import { ApiError } from '../http/errors.js'
 import { findUserByEmail } from '../users/user.repository.js'
@@ -73,7 +73,7 @@ export async function logIn (db: Db, config: Config, email: string, password: st
   const now = Date.now()
   const expiresAt = new Date(now + config.sessionTtlSeconds * 1000).toISOString()
   // One transaction (one commit) for everything a successful log-in writes.
-  await inTransaction(db, async (trx) => {
+  await write(db, async (trx) => {
     await succeeded(trx)
     await insertSession(trx, user.id, hash, new Date(now).toISOString(), expiresAt)
     // Expired sessions are useless; each log-in clears the user's own, so the table stays small.

@@ -1,6 +1,6 @@
 import type { Db } from '../db/schema.js'
 import { nowIso } from '../db/types.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { ApiError } from '../http/errors.js'
 import { deleteUserSessions } from '../sessions/session.repository.js'
 import { hashPassword, verifyPassword } from './password.js'
@@ -29,7 +29,7 @@ export async function ensureAdmin (db: Db, email: string, password: string): Pro
   const existing = await findUserByEmail(db, email)
   if (existing === undefined) {
     try {
-      await inTransaction(db, async (trx) => {
+      await write(db, async (trx) => {
         const user = toUserPrivate(await insertUser(trx, { email, name: nameFor(email), passwordHash, role: 'ADMIN', now: nowIso() }))
         await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user })
       })
@@ -41,7 +41,7 @@ export async function ensureAdmin (db: Db, email: string, password: string): Pro
   const user = existing ?? await findUserByEmail(db, email)
   if (user === undefined) throw new Error('ensureAdmin: the account vanished while being promoted')
   if (user.role === 'ADMIN' && await verifyPassword(user.password_hash, password)) return 'unchanged'
-  await inTransaction(db, async (trx) => {
+  await write(db, async (trx) => {
     await setAdmin(trx, user.id, passwordHash, nowIso())
     await deleteUserSessions(trx, user.id)
   })

@@ -1,4 +1,5 @@
-import type { Executor } from '../db/schema.js'
+import { writeStatement } from '../db/compiled.js'
+import type { Db } from '../db/schema.js'
 import { ApiError } from '../http/errors.js'
 
 // Sign-ups per client address (SIGNUPS_PER_CLIENT_PER_HOUR) over a sliding hour, counted in the
@@ -8,8 +9,8 @@ import { ApiError } from '../http/errors.js'
 // find out which e-mails are registered. A refused attempt (429) is not counted, as for the
 // log-in limits: it cost nothing and taught nothing.
 //
-// As with log-ins, the attempt is recorded first and counted afterwards, so a burst of
-// simultaneous sign-ups cannot all pass a count taken before any of them was recorded.
+// As with log-ins, the attempt is recorded (and committed) first and counted afterwards, so a
+// burst of simultaneous sign-ups cannot all pass a count taken before any of them was recorded.
 
 export const SIGNUP_WINDOW_SECONDS = 60 * 60
 
@@ -24,15 +25,15 @@ function headers (limit: number, used: number, reset: number): Record<string, st
  * Records a sign-up attempt from `client`; throws 429 TOO_MANY_REQUESTS (taking it back) when
  * the address already used its sign-ups for the hour. Returns the RateLimit fields for the answer.
  */
-export async function countSignup (db: Executor, client: string, limit: number, now = Date.now()): Promise<Record<string, string>> {
+export async function countSignup (db: Db, client: string, limit: number, now = Date.now()): Promise<Record<string, string>> {
   const since = new Date(now - SIGNUP_WINDOW_SECONDS * 1000).toISOString()
-  const own = await db.insertInto('signup_attempts').values({ client, attempted_at: new Date(now).toISOString() })
-    .returning('id').executeTakeFirstOrThrow()
+  const own = (await writeStatement(db, db.insertInto('signup_attempts').values({ client, attempted_at: new Date(now).toISOString() })
+    .returning('id').compile())).rows[0]!
   const attempts = db.selectFrom('signup_attempts').where('client', '=', client).where('attempted_at', '>', since)
   const { count } = await attempts.select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()
   const before = Number(count) - 1
   if (before >= limit) {
-    await db.deleteFrom('signup_attempts').where('id', '=', own.id).execute()
+    await writeStatement(db, db.deleteFrom('signup_attempts').where('id', '=', own.id).compile())
     // Free again when the oldest attempt that keeps the count at the limit leaves the window.
     const oldest = await attempts.select('attempted_at').orderBy('attempted_at', 'asc').offset(before - limit).limit(1).executeTakeFirst()
     const freedAt = oldest === undefined ? now : new Date(oldest.attempted_at).getTime() + SIGNUP_WINDOW_SECONDS * 1000
@@ -42,6 +43,6 @@ export async function countSignup (db: Executor, client: string, limit: number, 
       headers: { 'retry-after': String(retryAfter), ...headers(limit, limit, retryAfter) }
     })
   }
-  await db.deleteFrom('signup_attempts').where('attempted_at', '<=', since).execute()
+  await writeStatement(db, db.deleteFrom('signup_attempts').where('attempted_at', '<=', since).compile())
   return headers(limit, before + 1, SIGNUP_WINDOW_SECONDS)
 }

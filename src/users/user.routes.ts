@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { nowIso, toIso } from '../db/types.js'
 import { recordEvent } from '../events/event.repository.js'
 import { authenticate, requireSelf } from '../sessions/authentication.js'
@@ -53,7 +53,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // A cheap early answer for the common case; the unique index decides the race.
     if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
     const passwordHash = await hashPassword(password)
-    const shown = await inTransaction(db, async (trx) => {
+    const shown = await write(db, async (trx) => {
       const user = toUserPrivate(await insertUser(trx, { email, name, passwordHash, role: 'USER', now: nowIso() }))
       await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user })
       return user

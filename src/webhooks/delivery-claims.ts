@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { writeStatement } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
 import { anyDue } from './webhook.repository.js'
@@ -24,7 +25,7 @@ export async function claimDeliveries (db: Db, dialect: DialectName, limit: numb
   if (limit <= 0 || !await anyDue(db, nowText)) return []
   const leaseUntil = new Date(now.getTime() + leaseMs).toISOString()
   const lock = dialect === 'postgres' ? sql`for update of d skip locked` : sql``
-  const result = await sql<ClaimedDelivery>`
+  const result = await writeStatement(db, sql<ClaimedDelivery>`
     update webhook_deliveries set lease_until = ${leaseUntil}, attempts = attempts + 1, last_attempt_at = ${nowText}
     where id in (
       select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
@@ -33,6 +34,6 @@ export async function claimDeliveries (db: Db, dialect: DialectName, limit: numb
       order by d.next_attempt_at, d.id
       limit ${limit}
       ${lock})
-    returning id, endpoint_id, event_id, event_type, payload, attempts`.execute(db)
+    returning id, endpoint_id, event_id, event_type, payload, attempts`.compile(db))
   return result.rows.map((row) => ({ ...row, id: BigInt(row.id), endpoint_id: BigInt(row.endpoint_id), attempts: BigInt(row.attempts) }))
 }

@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici'
 import type { Config } from '../config/config.js'
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
 import { onEventsCommitted } from '../events/committed.js'
 import { eventJson } from '../events/event.json.js'
@@ -150,7 +150,7 @@ export class WebhookDispatcher {
     for (;;) {
       // A look without the lock first: nearly every round has nothing new.
       if (!await eventsToFanOut(this.#db)) return total
-      const { made, full } = await inTransaction(this.#db, async (trx) => {
+      const { made, full } = await write(this.#db, async (trx) => {
         const locked = await lockEventLog(trx)
         // The events are bounded before the endpoints are read: an endpoint registered after
         // this look is certain to be read for every event numbered after it (an event numbered
@@ -253,17 +253,19 @@ export class WebhookDispatcher {
     }
     if (result.aborted) {
       // Not the endpoint's fault: sent again as soon as an instance is running.
-      await updateDelivery(this.#db, delivery.id, { ...last, next_attempt_at: nowText })
+      await write(this.#db, async (trx) => { await updateDelivery(trx, delivery.id, { ...last, next_attempt_at: nowText }) })
       return
     }
     if (result.ok) {
-      await updateDelivery(this.#db, delivery.id, { ...last, status: 'SUCCEEDED', completed_at: nowText })
-      await this.#db.updateTable('webhook_endpoints').set({ failing_since: null })
-        .where('id', '=', delivery.endpoint_id).where('failing_since', 'is not', null).execute()
+      await write(this.#db, async (trx) => {
+        await updateDelivery(trx, delivery.id, { ...last, status: 'SUCCEEDED', completed_at: nowText })
+        await trx.updateTable('webhook_endpoints').set({ failing_since: null })
+          .where('id', '=', delivery.endpoint_id).where('failing_since', 'is not', null).execute()
+      })
       return
     }
     const { retryScheduleMs, disableAfterMs } = this.#config.webhooks
-    await inTransaction(this.#db, async (trx) => {
+    await write(this.#db, async (trx) => {
       const endpoint = await lockEndpoint(trx, this.#dialect, delivery.endpoint_id)
       if (endpoint === undefined) return
       const failingSince = endpoint.failing_since === null ? now : new Date(endpoint.failing_since)

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Executor } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
+import { write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
 import { eventsCommitted } from '../events/committed.js'
 import { newEventId, representationJson } from '../events/event.repository.js'
@@ -59,7 +59,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   /** Queues one delivery (a ping, a redelivery), wakes the dispatcher and answers 202 with it. */
   async function queue (reply: FastifyReply, delivery: NewDelivery): Promise<FastifyReply> {
-    const [row] = await insertDeliveries(db, [delivery])
+    const [row] = await write(db, async (trx) => await insertDeliveries(trx, [delivery]))
     eventsCommitted(db)
     return await reply.code(202).header('location', `/v1/webhook-endpoints/${row!.endpoint_id}/deliveries/${row!.id}`).send(toDelivery(row!))
   }
@@ -93,7 +93,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const user = currentUser(request)
     const { url, events = [ALL_EVENTS], description = '', enabled = true } = request.body
     await checkUrl(url)
-    const row = await insertEndpoint(db, { userId: user.id, url, eventTypes: [...new Set(events)], description, enabled, secret: newSecret(), now: nowIso() })
+    const row = await write(db, async (trx) => await insertEndpoint(trx, { userId: user.id, url, eventTypes: [...new Set(events)], description, enabled, secret: newSecret(), now: nowIso() }))
     return await reply.code(201).header('location', `/v1/webhook-endpoints/${row.id}`).send({ ...toEndpoint(row), secret: row.secret })
   })
 
@@ -206,7 +206,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    const row = await inTransaction(db, async (trx) => {
+    const row = await write(db, async (trx) => {
       const current = requireVisible(request, await lockEndpoint(trx, dialect, id))
       const now = Date.now()
       return await updateEndpoint(trx, id, {

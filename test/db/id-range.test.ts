@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { assertError, buildTestApp, createUser, dialect, login, uniqueEmail } from '../helper.js'
+import { write } from '../../src/db/write.js'
 
 // Ids are issued only from 1 to 2^53 - 1 (9007199254740991), so every JSON client reads them
 // exactly, and the database enforces the bound; a path id is still matched as an exact 64-bit
@@ -18,15 +19,15 @@ const overriding = dialect === 'postgres' ? sql`overriding system value` : sql``
 
 async function insertUserWithId (id: bigint): Promise<void> {
   const now = new Date().toISOString()
-  await sql`insert into users (id, email, name, password_hash, role, created_at, updated_at) ${overriding}
-    values (${id}, ${uniqueEmail('id')}, ${'Explicit'}, ${'x'}, ${'USER'}, ${now}, ${now})`.execute(app.db)
+  await write(app.db, async (trx) => await sql`insert into users (id, email, name, password_hash, role, created_at, updated_at) ${overriding}
+    values (${id}, ${uniqueEmail('id')}, ${'Explicit'}, ${'x'}, ${'USER'}, ${now}, ${now})`.execute(trx))
 }
 
 /** The next id the users table issues is `next`. */
 async function issueNext (next: bigint): Promise<void> {
-  await (dialect === 'postgres'
+  await write(app.db, async (trx) => await (dialect === 'postgres'
     ? sql`alter table users alter column id restart with ${sql.raw(next.toString())}`
-    : sql`update sqlite_sequence set seq = ${next - 1n} where name = 'users'`).execute(app.db)
+    : sql`update sqlite_sequence set seq = ${next - 1n} where name = 'users'`).execute(trx))
 }
 
 async function refused (statement: Promise<unknown>): Promise<void> {
@@ -54,7 +55,7 @@ describe('the range of issued ids', () => {
   test('past it the database issues nothing: the next insert fails and adds no row', async () => {
     const now = new Date().toISOString()
     const before = await app.db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
-    await refused(app.db.insertInto('users').values({ email: uniqueEmail('over'), name: 'Over', password_hash: 'x', role: 'USER', created_at: now, updated_at: now }).execute())
+    await refused(write(app.db, async (trx) => await trx.insertInto('users').values({ email: uniqueEmail('over'), name: 'Over', password_hash: 'x', role: 'USER', created_at: now, updated_at: now }).execute()))
     const afterwards = await app.db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
     assert.equal(String(afterwards.n), String(before.n))
   })
@@ -69,11 +70,11 @@ describe('the range of issued ids', () => {
       sql`insert into products (id, name, price, category, stock, on_sale, created_at, updated_at) ${overriding} values (${LAST + 1n}, 'p', 1, 'BOOK', 0, 1, ${now}, ${now})`,
       sql`insert into sessions (id, user_id, token_hash, created_at, expires_at) ${overriding} values (${LAST + 1n}, ${LAST - 1n}, 'h', ${now}, ${now})`
     ]
-    for (const statement of statements) await refused(statement.execute(app.db))
+    for (const statement of statements) await refused(write(app.db, async (trx) => await statement.execute(trx)))
   })
 
   test('an id cannot be moved above the bound either', async () => {
-    await refused(sql`update users set id = ${LAST + 1n} where id = ${LAST - 1n}`.execute(app.db))
+    await refused(write(app.db, async (trx) => await sql`update users set id = ${LAST + 1n} where id = ${LAST - 1n}`.execute(trx)))
   })
 
   test('path ids stay exact 64-bit decimals: a larger valid id is 404, never rounded', async () => {

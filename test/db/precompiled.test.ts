@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { precompiled } from '../../src/db/compiled.js'
+import { sqliteHandleOf } from '../../src/db/database.js'
 import { precompiledLock } from '../../src/db/lock.js'
 import type { Executor } from '../../src/db/schema.js'
-import { inTransaction } from '../../src/db/transaction.js'
+import { write } from '../../src/db/write.js'
 import { buildTestApp, dialect } from '../helper.js'
 
-// A hot query is built and compiled once per database handle; a transaction opened with
-// inTransaction uses its handle's compiled form, so a write path builds nothing per request.
+// A hot query is built and compiled once per database handle; a unit of work (write) uses its
+// handle's compiled form, so a write path builds nothing per request.
 
 describe('precompiled queries', () => {
-  test('built once per handle: by the handle and by every transaction opened on it', async () => {
+  test('built once per handle: by the handle and by every unit of work on it', async () => {
     const { app, close } = await buildTestApp()
     try {
       let builds = 0
@@ -23,12 +24,13 @@ describe('precompiled queries', () => {
       assert.equal(builds, 1)
       assert.equal(second.sql, first.sql)
       assert.deepEqual(second.parameters, [2n])
-      const inside = await inTransaction(app.db, async (trx) => [userName(trx, 3n), userName(trx, 4n)])
-      await inTransaction(app.db, async (trx) => { userName(trx, 5n) })
+      const inside = await write(app.db, async (trx) => [userName(trx, 3n), userName(trx, 4n)])
+      await write(app.db, async (trx) => { userName(trx, 5n) })
       assert.equal(builds, 1)
       assert.deepEqual(inside.map((q) => [q.sql, q.parameters]), [[first.sql, [3n]], [first.sql, [4n]]])
-      // A transaction opened some other way cannot be traced to its handle: built as usual, same SQL.
-      const direct = await app.db.transaction().execute(async (trx) => userName(trx, 6n))
+      // A transaction opened some other way cannot be traced to its handle: built as usual, same
+      // SQL. (On SQLite the handle's own connection only reads: the writer's Kysely opens it.)
+      const direct = await (sqliteHandleOf(app.db)?.writerDb ?? app.db).transaction().execute(async (trx) => userName(trx, 6n))
       assert.equal(builds, 2)
       assert.equal(direct.sql, first.sql)
       assert.deepEqual(direct.parameters, [6n])
@@ -41,8 +43,8 @@ describe('precompiled queries', () => {
     const { app, close } = await buildTestApp()
     try {
       const rename = precompiled((db: Executor, name: string) => db.updateTable('users').set({ name }).where('id', '>', 0n))
-      await app.db.insertInto('users').values({ email: 'p@example.com', name: 'Before', password_hash: 'x', role: 'USER', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }).execute()
-      await assert.rejects(inTransaction(app.db, async (trx) => {
+      await write(app.db, async (trx) => await trx.insertInto('users').values({ email: 'p@example.com', name: 'Before', password_hash: 'x', role: 'USER', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }).execute())
+      await assert.rejects(write(app.db, async (trx) => {
         await trx.executeQuery(rename(trx, 'During'))
         throw new Error('undo')
       }), /undo/)
@@ -56,10 +58,10 @@ describe('precompiled queries', () => {
     const { app, close } = await buildTestApp()
     try {
       const lock = precompiledLock((db: Executor, id: bigint) => db.selectFrom('users').select(['id', 'name']).where('id', '=', id))
-      const sqls = await inTransaction(app.db, async (trx) => [lock(trx, 'postgres', 1n).sql, lock(trx, 'sqlite', 1n).sql])
+      const sqls = await write(app.db, async (trx) => [lock(trx, 'postgres', 1n).sql, lock(trx, 'sqlite', 1n).sql])
       assert.match(sqls[0]!, / for update$/)
       assert.doesNotMatch(sqls[1]!, /for update/)
-      const row = await inTransaction(app.db, async (trx) => (await trx.executeQuery(lock(trx, dialect, 1n))).rows)
+      const row = await write(app.db, async (trx) => (await trx.executeQuery(lock(trx, dialect, 1n))).rows)
       assert.deepEqual(row, [])
     } finally {
       await close()

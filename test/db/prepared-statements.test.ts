@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { nameStatement } from '../../src/db/statement-names.js'
-import { inTransaction } from '../../src/db/transaction.js'
+import { write } from '../../src/db/write.js'
 import { findPost, findPostForUpdate, listPosts } from '../../src/posts/post.repository.js'
 import { findProductById } from '../../src/products/product.repository.js'
 import { postListing } from '../../src/posts/post.listing.js'
@@ -46,7 +46,7 @@ describe('prepared statements', () => {
   test('inside a transaction too: the row lock and the author\'s name are named statements of its connection', { skip: postgresOnly }, async () => {
     const { app, close } = await buildTestApp()
     try {
-      const prepared = await inTransaction(app.db, async (trx) => {
+      const prepared = await write(app.db, async (trx) => {
         const [author] = await sql<{ id: bigint }>`insert into users (email, name, password_hash, role, created_at, updated_at) values ('a@example.com', 'Ann', 'x', 'USER', now(), now()) returning id`.execute(trx).then((r) => r.rows)
         const [post] = await sql<{ id: bigint }>`insert into posts (author_id, title, content, created_at, updated_at) values (${author!.id}, 'T', 'C', now(), now()) returning id`.execute(trx).then((r) => r.rows)
         assert.equal((await findPostForUpdate(trx, 'postgres', post!.id))?.author_name, 'Ann')

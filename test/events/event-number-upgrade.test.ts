@@ -1,7 +1,8 @@
+import type { Kysely } from 'kysely'
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
-import { inTransaction } from '../../src/db/transaction.js'
+import { write } from '../../src/db/write.js'
 import { listEvents, numberEvents, pruneEvents, recordEvent } from '../../src/events/event.repository.js'
 import { upgradeDatabase } from '../upgrade-database.js'
 
@@ -17,15 +18,15 @@ const BEFORE = '012-post-listing'
 test('events keep their numbers across the upgrade, and numbers go on, never given twice', async () => {
   const { db, dialect } = upgrade.handle
   await migrateTo(db, dialect, BEFORE)
-  const old = db as unknown as import('kysely').Kysely<any>
-  await old.insertInto('event_log').values({ id: 1, pruned_through: 0, fanned_out_through: 0 }).onConflict((oc) => oc.doNothing()).execute()
+  const old = db as unknown as Kysely<any>
+  await write(old, async (trx) => await (trx as Kysely<any>).insertInto('event_log').values({ id: 1, pruned_through: 0, fanned_out_through: 0 }).onConflict((oc) => oc.doNothing()).execute())
   // Keys 1..3 (or whatever the database gives), numbered 11..13 after ten pruned numbers.
   const event = (n: number, audience: number | null) => ({
     event_id: `evt_kept${n}`, type: 'order.created', occurred_at: '2026-01-01T00:00:00.000Z', resource_type: 'order', resource_id: n, audience, data: `{"id":${n}}`
   })
-  const rows = await old.insertInto('events').values([event(1, null), event(2, 7), event(3, null)]).returning('id').execute()
-  await old.insertInto('event_feed').values(rows.map((r, i) => ({ sequence: 11 + i, event_pk: r.id, audience: i === 1 ? 7 : null }))).execute()
-  await old.updateTable('event_log').set({ pruned_through: 10 }).where('id', '=', 1).execute()
+  const rows = await write(old, async (trx) => await (trx as Kysely<any>).insertInto('events').values([event(1, null), event(2, 7), event(3, null)]).returning('id').execute())
+  await write(old, async (trx) => await (trx as Kysely<any>).insertInto('event_feed').values(rows.map((r, i) => ({ sequence: 11 + i, event_pk: r.id, audience: i === 1 ? 7 : null }))).execute())
+  await write(old, async (trx) => await (trx as Kysely<any>).updateTable('event_log').set({ pruned_through: 10 }).where('id', '=', 1).execute())
 
   const feed = async (reader: bigint | 'all' = 'all'): Promise<Array<[string, bigint]>> => {
     await numberEvents(db)
@@ -39,7 +40,7 @@ test('events keep their numbers across the upgrade, and numbers go on, never giv
   assert.deepEqual(await feed(7n), kept)
 
   const record = async (n: number): Promise<void> => {
-    await inTransaction(db, async (trx) => { await recordEvent(trx, { type: 'post.created', resourceId: BigInt(n), data: { id: n } }) })
+    await write(db, async (trx) => { await recordEvent(trx, { type: 'post.created', resourceId: BigInt(n), data: { id: n } }) })
   }
   await record(4)
   const recorded = await feed()
@@ -52,7 +53,7 @@ test('events keep their numbers across the upgrade, and numbers go on, never giv
   assert.deepEqual(await feed(), recorded)
 
   // Every event pruned: the next number is above the last one pruned, not 1.
-  await db.updateTable('event_log').set({ fanned_out_through: 14n }).where('id', '=', 1).execute()
+  await write(db, async (trx) => await trx.updateTable('event_log').set({ fanned_out_through: 14n }).where('id', '=', 1).execute())
   assert.equal(await pruneEvents(db, 0, Date.now() + 60_000), 14n)
   assert.deepEqual(await feed(), [])
   await record(5)

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 import { listEvents, numberEvents } from '../../src/events/event.repository.js'
 import { dialect } from '../helper.js'
 import { upgradeDatabase } from '../upgrade-database.js'
+import { write } from '../../src/db/write.js'
 
 // The upgrade that moved an event's number out of its row: events written under the old schema
 // keep their numbers and their order; on PostgreSQL one committed but not yet numbered is
@@ -15,18 +16,18 @@ const upgrade = upgradeDatabase()
 test('events numbered before the upgrade keep their numbers; an unnumbered one is numbered after them', async () => {
   const { db } = upgrade.handle
   await migrateTo(db, upgrade.handle.dialect, '007-event-indexes-when-numbered')
-  const old = db as unknown as import('kysely').Kysely<any>
+  const old = db as unknown as Kysely<any>
   const row = (n: number, sequence: number | null, audience: number | null) => ({
     event_id: `evt_upgrade${n}`, sequence, type: 'post.created', occurred_at: new Date().toISOString(),
     resource_type: 'post', resource_id: n, audience, data: `{"id":${n}}`
   })
-  await old.insertInto('event_log').values({ id: 1, pruned_through: 0, fanned_out_through: 0 }).onConflict((oc) => oc.doNothing()).execute()
-  await old.insertInto('events').values([row(1, 4, null), row(2, 5, 7), row(3, 6, null)]).execute()
-  if (dialect === 'postgres') await old.insertInto('events').values(row(4, null, null)).execute()
-  await old.updateTable('event_log').set({ pruned_through: 3 }).where('id', '=', 1).execute()
+  await write(old, async (trx) => await (trx as Kysely<any>).insertInto('event_log').values({ id: 1, pruned_through: 0, fanned_out_through: 0 }).onConflict((oc) => oc.doNothing()).execute())
+  await write(old, async (trx) => await (trx as Kysely<any>).insertInto('events').values([row(1, 4, null), row(2, 5, 7), row(3, 6, null)]).execute())
+  if (dialect === 'postgres') await write(old, async (trx) => await (trx as Kysely<any>).insertInto('events').values(row(4, null, null)).execute())
+  await write(old, async (trx) => await (trx as Kysely<any>).updateTable('event_log').set({ pruned_through: 3 }).where('id', '=', 1).execute())
   // The highest event id, then deleted: the rebuilt SQLite table must not give it again.
-  const { id: highest } = await old.insertInto('events').values(row(9, 7, null)).returning('id').executeTakeFirstOrThrow()
-  await old.deleteFrom('events').where('id', '=', highest).execute()
+  const { id: highest } = await write(old, async (trx) => await (trx as Kysely<any>).insertInto('events').values(row(9, 7, null)).returning('id').executeTakeFirstOrThrow())
+  await write(old, async (trx) => await (trx as Kysely<any>).deleteFrom('events').where('id', '=', highest).execute())
 
   await migrateToLatest(db, upgrade.handle.dialect)
   await numberEvents(db)
@@ -37,8 +38,8 @@ test('events numbered before the upgrade keep their numbers; an unnumbered one i
   assert.deepEqual((await listEvents(db, { after: 0n, limit: 100, types: undefined, reader: 8n })).map((e) => e.event_id).includes('evt_upgrade2'), false, 'the audience came along')
   assert.deepEqual((await listEvents(db, { after: 0n, limit: 100, types: undefined, reader: 7n })).map((e) => e.event_id).includes('evt_upgrade2'), true)
 
-  const inserted = await db.insertInto('events').values({ event_id: 'evt_after', type: 'post.created', occurred_at: new Date().toISOString(), resource_type: 'post', resource_id: 10n, audience: null, data: null })
-    .returning('id').executeTakeFirstOrThrow()
+  const inserted = await write(db, async (trx) => await trx.insertInto('events').values({ event_id: 'evt_after', type: 'post.created', occurred_at: new Date().toISOString(), resource_type: 'post', resource_id: 10n, audience: null, data: null })
+    .returning('id').executeTakeFirstOrThrow())
   assert.ok(inserted.id > BigInt(highest), `a new event id (${inserted.id}) is above every one given before (${highest})`)
   const columns = dialect === 'postgres'
     ? await sql<{ name: string }>`select column_name as name from information_schema.columns where table_name = 'events'`.execute(db)

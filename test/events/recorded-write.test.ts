@@ -2,23 +2,23 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { execute, precompiled } from '../../src/db/compiled.js'
 import type { Db, Executor } from '../../src/db/schema.js'
-import { inTransaction } from '../../src/db/transaction.js'
+import { write } from '../../src/db/write.js'
 import { writeWithEvents } from '../../src/events/recorded-write.js'
 import { insertPost } from '../../src/posts/post.repository.js'
 import { buildTestApp, gate } from '../helper.js'
 
-// A write and its events commit together or not at all, however writeWithEvents runs them: on
-// SQLite outside a transaction it runs them in a synchronous transaction straight on the
-// connection, while no one holds it, and otherwise through a transaction of Kysely's; on
-// PostgreSQL as one statement. Each way, a write whose event cannot be made leaves nothing, and
-// a write made while another caller's transaction is open neither joins it nor is undone with it.
+// A write and its events commit together or not at all, however writeWithEvents runs them: as a
+// unit of its own or inside the caller's (on SQLite through the group commit; on PostgreSQL as
+// one statement, or in the caller's transaction). Each way, a write whose event cannot be made
+// leaves nothing, and a write made while another caller's unit is open neither joins its
+// changes nor is undone with it.
 
 const NOW = '2026-01-01T00:00:00.000Z'
 const rename = precompiled((db: Executor, id: bigint, name: string) => db.updateTable('users').set({ name }).where('id', '=', id))
 
 async function author (db: Db): Promise<bigint> {
-  const row = await db.insertInto('users').values({ email: 'author@example.com', name: 'Author', password_hash: 'x', role: 'USER', created_at: NOW, updated_at: NOW })
-    .returning('id').executeTakeFirstOrThrow()
+  const row = await write(db, async (trx) => await trx.insertInto('users').values({ email: 'author@example.com', name: 'Author', password_hash: 'x', role: 'USER', created_at: NOW, updated_at: NOW })
+    .returning('id').executeTakeFirstOrThrow())
   return row.id
 }
 
@@ -51,40 +51,41 @@ describe('a write with its events', () => {
     await assertEventsOf(app.db, id, authorId)
   })
 
-  test('inside a transaction: undone with it, events and all', async (t) => {
+  test('inside a unit of work: undone with it, events and all', async (t) => {
     const { app, close } = await buildTestApp()
     t.after(close)
     const authorId = await author(app.db)
-    await assert.rejects(inTransaction(app.db, async (trx) => {
+    await assert.rejects(write(app.db, async (trx) => {
       await writePost(trx, authorId, 'Undone')
       throw new Error('undo')
     }), /undo/)
-    await assert.rejects(inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Never', true)), /no representation/)
-    const id = await inTransaction(app.db, async (trx) => await writePost(trx, authorId, 'Kept'))
+    await assert.rejects(write(app.db, async (trx) => await writePost(trx, authorId, 'Never', true)), /no representation/)
+    const id = await write(app.db, async (trx) => await writePost(trx, authorId, 'Kept'))
     assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Kept'])
     await assertEventsOf(app.db, id, authorId)
   })
 
-  test('while another transaction is open: neither joins it nor is undone with it', async (t) => {
+  test('while another unit is open: neither joins it nor is undone with it', async (t) => {
     const { app, close } = await buildTestApp()
     t.after(close)
     const authorId = await author(app.db)
     const during = gate()
     const written = gate()
-    const transaction = inTransaction(app.db, async (trx) => {
+    const transaction = write(app.db, async (trx) => {
       await execute(trx, rename(trx, authorId, 'Renamed, then undone'))
       written.open()
       await during.opened
       throw new Error('undo')
     })
     await written.opened
-    // Sent while the transaction holds its uncommitted rename (on SQLite it holds the one
-    // connection: the write waits its turn; on PostgreSQL it runs on another connection).
-    const write = writePost(app.db, authorId, 'Outside')
+    // Sent while the unit holds its uncommitted rename (on SQLite it queues behind it, and runs
+    // after it in the same batch, in a savepoint of its own; on PostgreSQL it runs on another
+    // connection).
+    const outside = writePost(app.db, authorId, 'Outside')
     await new Promise((resolve) => setTimeout(resolve, 50))
     during.open()
     await assert.rejects(transaction, /undo/)
-    const id = await write
+    const id = await outside
     assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Outside'])
     assert.equal((await app.db.selectFrom('users').select('name').where('id', '=', authorId).executeTakeFirstOrThrow()).name, 'Author')
     await assertEventsOf(app.db, id, authorId)

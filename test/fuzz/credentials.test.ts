@@ -7,6 +7,7 @@ import { brokenAuthorization } from './hostile-requests.js'
 import { canBreak, invalidRequest } from './invalid-requests.js'
 import { materialize, validRequest } from './request-arbitrary.js'
 import { firstDifference, storedState } from './stored-state.js'
+import { write } from '../../src/db/write.js'
 
 // Every operation the document marks as needing a token, sent without one or with a broken one
 // (missing, malformed, unknown, logged out, expired, of a deleted user), is 401
@@ -22,8 +23,8 @@ async function deadTokens (): Promise<string[]> {
   const loggedOut = await login(app, world.users.alice.email, world.users.alice.password)
   await app.inject({ method: 'DELETE', url: '/v1/sessions/current', headers: { authorization: `Bearer ${loggedOut}` } })
   const expired = await login(app, world.users.bob.email, world.users.bob.password)
-  await app.db.updateTable('sessions').set({ expires_at: '2001-01-01T00:00:00.000Z' }).where('expires_at', '>', '2001-01-02T00:00:00.000Z')
-    .where('id', '=', (await app.db.selectFrom('sessions').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow()).id).execute()
+  await write(app.db, async (trx) => await trx.updateTable('sessions').set({ expires_at: '2001-01-01T00:00:00.000Z' }).where('expires_at', '>', '2001-01-02T00:00:00.000Z')
+    .where('id', '=', (await app.db.selectFrom('sessions').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow()).id).execute())
   const gone = await createUser(app, { name: 'gone' })
   await app.inject({ method: 'DELETE', url: `/v1/users/${gone.id}`, headers: gone.auth })
   return [loggedOut, expired, gone.token]

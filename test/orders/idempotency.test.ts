@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
 import { createProduct, postOrder, sendRaw, stockOf } from '../products/fixtures.js'
+import { write } from '../../src/db/write.js'
 
 const { app, close } = await buildTestApp()
 after(close)
@@ -131,7 +132,7 @@ describe('Idempotency-Key on POST /v1/orders', () => {
     assert.equal((await postOrder(app, user, { productId: product.id, quantity: 1 }, { 'idempotency-key': key })).statusCode, 201)
     const record = await app.db.selectFrom('idempotency_keys').select(['created_at', 'expires_at']).where('key', '=', key).executeTakeFirstOrThrow()
     assert.equal(new Date(record.expires_at).getTime() - new Date(record.created_at).getTime(), 24 * 60 * 60 * 1000)
-    await app.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('key', '=', key).execute()
+    await write(app.db, async (trx) => await trx.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('key', '=', key).execute())
     const res = await postOrder(app, user, { productId: product.id, quantity: 2 }, { 'idempotency-key': key })
     assert.equal(res.statusCode, 201, res.body)
     assert.equal(res.headers['idempotent-replayed'], undefined)
@@ -144,7 +145,7 @@ describe('expired Idempotency-Key records', () => {
     const product = await createProduct(app, admin, { stock: 5 })
     const stale = await createUser(app)
     assert.equal((await postOrder(app, stale, { productId: product.id, quantity: 1 }, { 'idempotency-key': 'old-1' })).statusCode, 201)
-    await app.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('user_id', '=', BigInt(stale.id)).execute()
+    await write(app.db, async (trx) => await trx.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('user_id', '=', BigInt(stale.id)).execute())
     assert.equal((await postOrder(app, user, { productId: product.id, quantity: 1 }, { 'idempotency-key': newKey() })).statusCode, 201)
     const left = await app.db.selectFrom('idempotency_keys').select('id').where('user_id', '=', BigInt(stale.id)).execute()
     assert.equal(left.length, 0)

@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, createUser, type TestUser } from '../helper.js'
 import { walkPages } from '../list-walk.js'
 import { createProduct, type OrderJson } from '../products/fixtures.js'
+import { write } from '../../src/db/write.js'
 
 // GET /v1/orders (yours; everyone's for an admin) and GET /v1/users/{id}/orders with filters and
 // sort: each against the same rule applied in memory, always within what the caller may see.
@@ -22,7 +23,7 @@ const specs: Array<[TestUser, number, 'PAID' | 'SHIPPED' | 'CANCELED', number]> 
   [bob, desk.id, 'SHIPPED', 4], [alice, desk.id, 'PAID', 5], [alice, lamp.id, 'PAID', 5], [bob, lamp.id, 'CANCELED', 6]
 ]
 for (const [user, productId, status, minute] of specs) {
-  await app.db.insertInto('orders').values({ user_id: user.id, product_id: productId, quantity: 1, total_price: 1500, status, created_at: at(minute), updated_at: at(minute) }).execute()
+  await write(app.db, async (trx) => await trx.insertInto('orders').values({ user_id: user.id, product_id: productId, quantity: 1, total_price: 1500, status, created_at: at(minute), updated_at: at(minute) }).execute())
 }
 const all: OrderJson[] = (await app.inject({ method: 'GET', url: '/v1/orders?limit=100', headers: admin.auth })).json()
 

@@ -9,6 +9,7 @@ import { instant, timeBound } from '../time-bounds.js'
 import { createProduct, type OrderJson } from '../products/fixtures.js'
 import { orderListing, ORDER_SORTS } from '../../src/orders/order.listing.js'
 import { listOrdersQueries } from '../../src/orders/order.repository.js'
+import { write } from '../../src/db/write.js'
 
 // Property: for random orders of two users and a random list (filters, sort, page size, an admin
 // or a user), walking every page returns exactly what a plain filter and sort in memory returns,
@@ -44,7 +45,7 @@ type Listing = typeof listing extends fc.Arbitrary<infer T> ? T : never
 
 async function insert (spec: Spec): Promise<void> {
   const at = instant(spec.second)
-  await app.db.insertInto('orders').values({ user_id: users[spec.user]!.id, product_id: products[spec.product]!.id, quantity: 1, total_price: 1500, status: spec.status, created_at: at, updated_at: at }).execute()
+  await write(app.db, async (trx) => await trx.insertInto('orders').values({ user_id: users[spec.user]!.id, product_id: products[spec.product]!.id, quantity: 1, total_price: 1500, status: spec.status, created_at: at, updated_at: at }).execute())
 }
 
 async function all (): Promise<OrderJson[]> {
@@ -78,7 +79,7 @@ test('every page walk equals the in-memory filter and sort, under inserts and de
     fc.array(order, { maxLength: 25 }), listing, fc.integer({ min: 1, max: 6 }),
     fc.array(fc.oneof(order.map((spec) => ({ insert: spec })), fc.nat().map((n) => ({ remove: n }))), { maxLength: 8 }),
     async (specs, l, limit, changes) => {
-      await app.db.deleteFrom('orders').execute()
+      await write(app.db, async (trx) => await trx.deleteFrom('orders').execute())
       for (const spec of specs) await insert(spec)
       const before = await all()
       const removed = new Set<number>()
@@ -91,7 +92,7 @@ test('every page walk equals the in-memory filter and sort, under inserts and de
           const present = (await all()).map((o) => o.id)
           const victim = present[change.remove % Math.max(1, present.length)]
           if (victim !== undefined) {
-            await app.db.deleteFrom('orders').where('id', '=', BigInt(victim)).execute()
+            await write(app.db, async (trx) => await trx.deleteFrom('orders').where('id', '=', BigInt(victim)).execute())
             removed.add(victim)
           }
         }
@@ -108,10 +109,10 @@ test('every page walk equals the in-memory filter and sort, under inserts and de
 })
 
 test('the plan of every list and filter is a range of an index', async () => {
-  await app.db.deleteFrom('orders').execute()
+  await write(app.db, async (trx) => await trx.deleteFrom('orders').execute())
   const rows = Array.from({ length: 2000 }, (_, i) => ({ user_id: users[i % 2]!.id, product_id: products[i % 2]!.id, quantity: 1, total_price: 1500, status: STATUSES[i % 3]!, created_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(), updated_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() }))
-  for (let i = 0; i < rows.length; i += 500) await app.db.insertInto('orders').values(rows.slice(i, i + 500)).execute()
-  await sql`analyze`.execute(app.db)
+  for (let i = 0; i < rows.length; i += 500) await write(app.db, async (trx) => await trx.insertInto('orders').values(rows.slice(i, i + 500)).execute())
+  await write(app.db, async (trx) => await sql`analyze`.execute(trx))
   const filters = [{}, { status: ['PAID' as const] }, { status: ['PAID' as const, 'SHIPPED' as const] }, { productId: String(products[0]!.id) }, { createdAfter: '2026-01-01T10:00:00Z', createdBefore: '2026-01-01T20:00:00Z' }]
   for (const filter of filters) {
     for (const sort of ORDER_SORTS) {

@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 import { walkPages } from '../list-walk.js'
 import type { PostBody } from './posts.helper.js'
+import { write } from '../../src/db/write.js'
 
 // GET /v1/posts with filters and sort: each filter and sort against the same rule applied in
 // memory to the posts made here, over every page, and the cursor bound to its list.
@@ -22,7 +23,7 @@ const specs = [
 ]
 for (const [i, spec] of specs.entries()) {
   const at = new Date(start + i * 60_000).toISOString()
-  const row = await app.db.insertInto('posts').values({ author_id: spec.author.id, title: `Post ${i}`, content: `Content ${i}.`, views: spec.views, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow()
+  const row = await write(app.db, async (trx) => await trx.insertInto('posts').values({ author_id: spec.author.id, title: `Post ${i}`, content: `Content ${i}.`, views: spec.views, created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow())
   made.push({ id: Number(row.id), title: `Post ${i}`, content: `Content ${i}.`, author: { id: spec.author.id, name: spec.author.name }, views: spec.views, createdAt: at, updatedAt: at })
 }
 const minute = (i: number, seconds = 0) => new Date(start + i * 60_000 + seconds * 1000).toISOString()

@@ -5,6 +5,7 @@ import { buildTestApp, createUser } from '../helper.js'
 import { walkPages } from '../list-walk.js'
 import { instant, timeBound } from '../time-bounds.js'
 import type { PostBody } from './posts.helper.js'
+import { write } from '../../src/db/write.js'
 
 // Property: for random posts and a random list (author, time bounds, a search, sort or relevance,
 // page size), walking every page by its Link returns exactly what a plain filter and sort in
@@ -50,7 +51,7 @@ type Listing = typeof listing extends fc.Arbitrary<infer T> ? T : never
 
 async function insert (spec: Spec): Promise<void> {
   const at = instant(spec.second)
-  await app.db.insertInto('posts').values({ author_id: authors[spec.author]!.id, title: spec.title, content: spec.content, views: spec.views, created_at: at, updated_at: at }).execute()
+  await write(app.db, async (trx) => await trx.insertInto('posts').values({ author_id: authors[spec.author]!.id, title: spec.title, content: spec.content, views: spec.views, created_at: at, updated_at: at }).execute())
 }
 
 async function all (): Promise<PostBody[]> {
@@ -111,7 +112,7 @@ test('every page walk equals the in-memory filter and sort, under inserts, delet
     fc.integer({ min: 1, max: 6 }),
     fc.array(fc.oneof(post.map((spec) => ({ insert: spec })), fc.nat().map((n) => ({ remove: n })), fc.nat().map((n) => ({ view: n }))), { maxLength: 8 }),
     async (specs, l, limit, changes) => {
-      await app.db.deleteFrom('posts').execute()
+      await write(app.db, async (trx) => await trx.deleteFrom('posts').execute())
       for (const spec of specs) await insert(spec)
       const before = await all()
       const removed = new Set<number>()
@@ -125,7 +126,7 @@ test('every page walk equals the in-memory filter and sort, under inserts, delet
         const target = present[('remove' in change ? change.remove : change.view) % Math.max(1, present.length)]
         if (target === undefined) return
         if ('remove' in change) {
-          await app.db.deleteFrom('posts').where('id', '=', BigInt(target)).execute()
+          await write(app.db, async (trx) => await trx.deleteFrom('posts').where('id', '=', BigInt(target)).execute())
           removed.add(target)
         } else {
           assert.equal((await app.inject({ method: 'POST', url: `/v1/posts/${target}/views` })).statusCode, 200)

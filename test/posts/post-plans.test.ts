@@ -5,6 +5,7 @@ import { plansOf } from '../query-plans.js'
 import { buildTestApp, createUser, dialect } from '../helper.js'
 import { POST_ORDERS, POST_SORTS, postListing, type PostListQueryType } from '../../src/posts/post.listing.js'
 import { listPosts, listPostsQueries } from '../../src/posts/post.repository.js'
+import { write } from '../../src/db/write.js'
 
 // The query plan of every sort of GET /v1/posts, alone and under each filter and a search, read
 // from the database for the very query the list runs, first page and deep page: never a scan of
@@ -23,8 +24,8 @@ before(async () => {
     const words = `${['Red', 'Blue', 'Green'][i % 3]} ${['notebook', 'lamp', 'kettle', 'shoe'][i % 4]}`
     return { author_id: authors[i % 3]!.id, title: `${words} ${i}`, content: `All about the ${words}, part ${i}.`, views: (i * 37) % 500, created_at: at, updated_at: at }
   })
-  for (let i = 0; i < rows.length; i += 500) await app.db.insertInto('posts').values(rows.slice(i, i + 500)).execute()
-  await sql`analyze`.execute(app.db)
+  for (let i = 0; i < rows.length; i += 500) await write(app.db, async (trx) => await trx.insertInto('posts').values(rows.slice(i, i + 500)).execute())
+  await write(app.db, async (trx) => await sql`analyze`.execute(trx))
 })
 
 const FILTERS = ['', 'authorId=AUTHOR', 'createdAfter=2026-01-01T10:00:00Z&createdBefore=2026-01-01T20:00:00Z', 'authorId=AUTHOR&createdAfter=2026-01-01T10:00:00Z', 'q=notebook', 'q=note*&authorId=AUTHOR', 'q=%22red%20lamp%22']

@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { buildTestApp } from '../helper.js'
 import { walkPages } from '../list-walk.js'
 import type { ProductJson } from './fixtures.js'
+import { write } from '../../src/db/write.js'
 
 // Property: for random products and a random list (filters, a search, sort, page size), walking every page
 // by its Link returns exactly what a plain filter and sort in memory of the same rows returns,
@@ -56,9 +57,9 @@ const listing = fc.record({
 type Listing = typeof listing extends fc.Arbitrary<infer T> ? T : never
 
 async function insert (spec: Spec): Promise<void> {
-  await app.db.insertInto('products').values({
+  await write(app.db, async (trx) => await trx.insertInto('products').values({
     name: spec.name, price: spec.price, category: spec.category, stock: spec.stock, on_sale: spec.onSale ? 1 : 0, created_at: spec.createdAt, updated_at: spec.createdAt
-  }).execute()
+  }).execute())
 }
 
 async function all (): Promise<ProductJson[]> {
@@ -122,7 +123,7 @@ test('every page walk equals the in-memory filter and sort, under inserts and de
     fc.integer({ min: 1, max: 6 }),
     fc.array(fc.oneof(product.map((spec) => ({ insert: spec })), fc.nat().map((n) => ({ remove: n }))), { maxLength: 8 }),
     async (specs, l, limit, changes) => {
-      await app.db.deleteFrom('products').execute()
+      await write(app.db, async (trx) => await trx.deleteFrom('products').execute())
       for (const spec of specs) await insert(spec)
       const before = await all()
       const removed = new Set<number>()
@@ -139,7 +140,7 @@ test('every page walk equals the in-memory filter and sort, under inserts and de
           const present = (await all()).map((p) => p.id)
           const victim = present[change.remove % Math.max(1, present.length)]
           if (victim !== undefined) {
-            await app.db.deleteFrom('products').where('id', '=', BigInt(victim)).execute()
+            await write(app.db, async (trx) => await trx.deleteFrom('products').where('id', '=', BigInt(victim)).execute())
             removed.add(victim)
           }
         }

@@ -5,6 +5,7 @@ import { plansOf } from '../query-plans.js'
 import { buildTestApp, dialect } from '../helper.js'
 import { PRODUCT_ORDERS, PRODUCT_SORTS, productListing, type ProductListQueryType } from '../../src/products/product.listing.js'
 import { listProducts, listProductsQueries } from '../../src/products/product.repository.js'
+import { write } from '../../src/db/write.js'
 
 // The query plan of every sort, alone and under each filter and a search, read from the database
 // for the very query the list runs, first page and deep page: never a scan of the whole table;
@@ -22,8 +23,8 @@ before(async () => {
     const at = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString()
     return { name: `${['Red', 'Blue', 'Green'][i % 3]} ${['notebook', 'lamp', 'kettle', 'shoe'][i % 4]} ${i}`, price: 100 + (i * 37) % 5000, category: ['BOOK', 'FOOD', 'HOME'][i % 3]!, stock: i % 5, on_sale: i % 7 === 0 ? 0 : 1, created_at: at, updated_at: at }
   })
-  for (let i = 0; i < rows.length; i += 500) await app.db.insertInto('products').values(rows.slice(i, i + 500)).execute()
-  await sql`analyze`.execute(app.db)
+  for (let i = 0; i < rows.length; i += 500) await write(app.db, async (trx) => await trx.insertInto('products').values(rows.slice(i, i + 500)).execute())
+  await write(app.db, async (trx) => await sql`analyze`.execute(trx))
 })
 
 const FILTERS = ['', 'category=BOOK', 'category=BOOK&category=FOOD', 'onSale=false', 'inStock=true', 'minPrice=300&maxPrice=900', 'category=HOME&onSale=true&inStock=false&maxPrice=2000', 'q=notebook', 'q=note*&category=BOOK', 'q=%22red%20lamp%22']

@@ -5,6 +5,7 @@ import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 import { productListing } from '../../src/products/product.listing.js'
 import { listProducts } from '../../src/products/product.repository.js'
 import { upgradeDatabase } from '../upgrade-database.js'
+import { write } from '../../src/db/write.js'
 
 // Products made before the upgrade that added search are found by it afterwards: the upgrade
 // indexes the names already there.
@@ -16,10 +17,10 @@ test('names written before the upgrade are searchable after it, and written ones
   await migrateTo(db, dialect, '009-product-sort-indexes')
   const at = new Date().toISOString()
   const product = (name: string) => ({ name, price: 100, category: 'BOOK', stock: 1, on_sale: 1, created_at: at, updated_at: at })
-  await (db as unknown as Kysely<any>).insertInto('products').values([product('Walnut desk'), product('Desk lamp'), product('Garden chair')]).execute()
+  await write(db, async (trx) => await (trx as unknown as Kysely<any>).insertInto('products').values([product('Walnut desk'), product('Desk lamp'), product('Garden chair')]).execute())
 
   await migrateToLatest(db, dialect)
-  await db.insertInto('products').values(product('Standing desk')).execute()
+  await write(db, async (trx) => await trx.insertInto('products').values(product('Standing desk')).execute())
   const found = async (q: string) => (await listProducts(db, dialect, productListing({ q, sort: 'name' }), 100, undefined)).map((p) => p.name)
   assert.deepEqual(await found('desk'), ['Desk lamp', 'Standing desk', 'Walnut desk'])
   assert.deepEqual(await found('chair'), ['Garden chair'])

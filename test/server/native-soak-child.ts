@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setImmediate as turn } from 'node:timers/promises'
 import { sql } from 'kysely'
-import { openDatabase, sqliteConnectionOf } from '../../src/db/database.js'
+import { openDatabase, sqliteHandleOf } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 
 const ROUNDS = 12
@@ -26,7 +26,7 @@ for (let round = 0; round < ROUNDS; round++) {
   const handle = openDatabase(`file:${join(dir, `round-${round}.db`)}`)
   await migrateToLatest(handle.db, handle.dialect)
   await sql`select count(*) from users`.execute(handle.db)
-  const connection = sqliteConnectionOf(handle.db)!
+  const connection = sqliteHandleOf(handle.db)!.reader
   for (let i = 0; i < STATEMENTS; i++) {
     // A new text each time, so better-sqlite3 prepares a new statement, which is then dropped.
     connection.prepare(`select ${i} + ? as n, id from users where id > ${round}`).get(BigInt(i))
@@ -39,7 +39,7 @@ for (let round = 0; round < ROUNDS; round++) {
   await turn()
 }
 // A handle nobody closes nor keeps: its statements and its database go to the collector.
-sqliteConnectionOf(openDatabase(`file:${join(dir, 'dropped.db')}`).db)!.prepare('select 1').get()
+sqliteHandleOf(openDatabase(`file:${join(dir, 'dropped.db')}`).db)!.reader.prepare('select 1').get()
 gc()
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

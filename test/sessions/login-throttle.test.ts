@@ -4,6 +4,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { openDatabase } from '../../src/db/database.js'
 import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
+import { write } from '../../src/db/write.js'
 
 // Failed log-ins per e-mail from one client address (LOGIN_FAILURES_PER_EMAIL=3): past the limit
 // 429 with Retry-After and the RateLimit fields, whatever the password; another address is not
@@ -100,9 +101,9 @@ describe('log-in throttling per e-mail', () => {
     const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString()
     const email = user.email.toLowerCase()
     const client = newClient()
-    await app.db.insertInto('login_failures').values([16, 17, 30].map((m) => ({ email, client, failed_at: at(m) }))).execute()
+    await write(app.db, async (trx) => await trx.insertInto('login_failures').values([16, 17, 30].map((m) => ({ email, client, failed_at: at(m) }))).execute())
     assert.equal((await logIn(user.email, user.password, client)).statusCode, 201)
-    await app.db.insertInto('login_failures').values([14, 10, 5].map((m) => ({ email, client, failed_at: at(m) }))).execute()
+    await write(app.db, async (trx) => await trx.insertInto('login_failures').values([14, 10, 5].map((m) => ({ email, client, failed_at: at(m) }))).execute())
     const res = await logIn(user.email, user.password, client)
     assertThrottled(res)
     const retryAfter = Number(res.headers['retry-after'])
@@ -111,10 +112,10 @@ describe('log-in throttling per e-mail', () => {
 
   test('failures that left the window are deleted for every e-mail and address, not only the one trying', async () => {
     const old = new Date(Date.now() - 16 * 60_000).toISOString()
-    await app.db.insertInto('login_failures').values([
+    await write(app.db, async (trx) => await trx.insertInto('login_failures').values([
       { email: 'gone-for-good@example.com', client: '203.0.113.98', failed_at: old },
       { email: 'gone-too@example.com', client: '203.0.113.99', failed_at: old }
-    ]).execute()
+    ]).execute())
     assertError(await logIn('someone-else@example.com', 'wrong password', newClient()), 401, 'INVALID_CREDENTIALS')
     const left = await app.db.selectFrom('login_failures').select('email').where('failed_at', '<=', old).execute()
     assert.deepEqual(left, [])

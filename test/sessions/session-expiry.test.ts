@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto'
 import { after, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { assertError, buildTestApp, createUser } from '../helper.js'
+import { write } from '../../src/db/write.js'
 
 // Tokens expire after SESSION_TTL_SECONDS. An expired token is 401 like an unknown one.
 
@@ -24,8 +25,8 @@ describe('session expiry', () => {
   test('a session whose expires_at has passed is 401 everywhere, and other sessions are unaffected', async () => {
     const user = await createUser(app)
     const other = await createUser(app)
-    await app.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() })
-      .where('token_hash', '=', hashOf(user.token)).execute()
+    await write(app.db, async (trx) => await trx.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('token_hash', '=', hashOf(user.token)).execute())
     assertError(await current(app, user.auth), 401, 'AUTHENTICATION_REQUIRED')
     assertError(await app.inject({ method: 'PUT', url: `/v1/users/${user.id}`, headers: user.auth, payload: { email: user.email, name: 'x' } }), 401, 'AUTHENTICATION_REQUIRED')
     assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: user.auth }), 401, 'AUTHENTICATION_REQUIRED')
@@ -36,8 +37,8 @@ describe('session expiry', () => {
 
   test('an expiry a minute ahead works; one a millisecond ago does not', async () => {
     const user = await createUser(app)
-    const setExpiry = async (at: Date) => await app.db.updateTable('sessions').set({ expires_at: at.toISOString() })
-      .where('token_hash', '=', hashOf(user.token)).execute()
+    const setExpiry = async (at: Date) => await write(app.db, async (trx) => await trx.updateTable('sessions').set({ expires_at: at.toISOString() })
+      .where('token_hash', '=', hashOf(user.token)).execute())
     await setExpiry(new Date(Date.now() + 60_000))
     assert.equal((await current(app, user.auth)).statusCode, 200)
     await setExpiry(new Date(Date.now() - 1))
@@ -46,8 +47,8 @@ describe('session expiry', () => {
 
   test('logging in again after expiry gives a fresh, working token', async () => {
     const user = await createUser(app)
-    await app.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() })
-      .where('token_hash', '=', hashOf(user.token)).execute()
+    await write(app.db, async (trx) => await trx.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('token_hash', '=', hashOf(user.token)).execute())
     const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })
     assert.equal(res.statusCode, 201)
     assert.equal((await current(app, { authorization: `Bearer ${res.json().token}` })).statusCode, 200)
@@ -58,8 +59,8 @@ describe('session expiry', () => {
     const other = await createUser(app)
     const live = (await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })).json().token as string
     for (const token of [user.token, other.token]) {
-      await app.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() })
-        .where('token_hash', '=', hashOf(token)).execute()
+      await write(app.db, async (trx) => await trx.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('token_hash', '=', hashOf(token)).execute())
     }
     await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })
     const remaining = async (token: string) => await app.db.selectFrom('sessions').select('id').where('token_hash', '=', hashOf(token)).executeTakeFirst()

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { assertError, buildTestApp, createUser } from '../helper.js'
+import { write } from '../../src/db/write.js'
 
 // GET /v1/users/{id}/profile: public {id, name, postCount, createdAt}. Post counting with real
 // posts is tested with the posts.
@@ -45,7 +46,7 @@ describe('GET /v1/users/{id}/profile', () => {
     const now = new Date().toISOString()
     // Raw rows, so that this test depends on the posts table only, not on the posts routes.
     for (const authorId of [user.id, user.id, other.id]) {
-      await sql`insert into posts (author_id, title, content, created_at, updated_at) values (${authorId}, ${'t'}, ${'c'}, ${now}, ${now})`.execute(app.db)
+      await write(app.db, async (trx) => await sql`insert into posts (author_id, title, content, created_at, updated_at) values (${authorId}, ${'t'}, ${'c'}, ${now}, ${now})`.execute(trx))
     }
     assert.equal((await profile(user.id)).json().postCount, 2)
     assert.equal((await profile(other.id)).json().postCount, 1)
