@@ -22,6 +22,8 @@ import { userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 
+/* global setTimeout, setInterval, clearTimeout, clearInterval */
+
 const SERVER = 'pg'
 export const SLOT = 'barman'
 const ARCHIVE_EVERY_MS = 5000
