@@ -30,6 +30,7 @@ import { toIso } from '../src/db/types.js'
 import { insertSession } from '../src/sessions/session.repository.js'
 import { newToken } from '../src/sessions/token.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
+import { write } from '../src/db/write.js'
 
 const SMOKE = process.argv.includes('--smoke')
 const PRODUCTS = SMOKE ? 2000 : Math.max(100_000, Number(process.env.BENCH_PRODUCTS ?? 100_000))
@@ -79,7 +80,7 @@ async function seed (database: DatabaseHandle): Promise<void> {
   const random = generator(42)
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!
   const start = Date.now() - PRODUCTS * 60_000
-  await database.db.transaction().execute(async (trx) => {
+  await write(database.db, async (trx) => {
     for (let first = 0; first < PRODUCTS; first += BATCH) {
       const rows = []
       for (let i = first; i < Math.min(PRODUCTS, first + BATCH); i++) {
@@ -102,7 +103,7 @@ async function seed (database: DatabaseHandle): Promise<void> {
     }
   })
   // Orders of 100 users (user 0 the admin who reads everyone's), each of a random product.
-  await database.db.transaction().execute(async (trx) => {
+  await write(database.db, async (trx) => {
     const iso = new Date().toISOString()
     const users = []
     for (let u = 0; u < USERS; u++) users.push({ email: `buyer${u}@bench.example`, name: `Buyer ${u}`, password_hash: 'not a real hash', role: u === 0 ? 'ADMIN' as const : 'USER' as const, created_at: iso, updated_at: iso })
@@ -121,7 +122,7 @@ async function seed (database: DatabaseHandle): Promise<void> {
   })
   await seedPosts(database)
   // Fresh statistics, as a database that grew to this size over time would have.
-  await sql`ANALYZE`.execute(database.db)
+  await write(database.db, async (trx) => await sql`ANALYZE`.execute(trx))
 }
 
 /**
@@ -132,7 +133,7 @@ async function seedPosts (database: DatabaseHandle): Promise<void> {
   const random = generator(7)
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!
   const start = Date.now() - POSTS * 60_000
-  await database.db.transaction().execute(async (trx) => {
+  await write(database.db, async (trx) => {
     const ids = (await trx.selectFrom('users').select('id').orderBy('id').execute()).map((u) => u.id)
     for (let first = 0; first < POSTS; first += BATCH) {
       const rows = []
@@ -160,7 +161,7 @@ async function seedPosts (database: DatabaseHandle): Promise<void> {
 async function sessionOf (database: DatabaseHandle, email: string): Promise<{ id: bigint, auth: Record<string, string> }> {
   const user = await database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()
   const { token, hash } = newToken()
-  await insertSession(database.db, user.id, hash, new Date().toISOString(), new Date(Date.now() + 86_400_000).toISOString())
+  await write(database.db, async (trx) => { await insertSession(trx, user.id, hash, new Date().toISOString(), new Date(Date.now() + 86_400_000).toISOString()) })
   return { id: user.id, auth: { authorization: `Bearer ${token}` } }
 }
 

@@ -53,10 +53,10 @@ async function seed (database: DatabaseHandle): Promise<{ reader: bigint, reader
   const tokens: string[] = []
   for (const user of [admin, reader]) {
     const { token, hash } = newToken()
-    await insertSession(db, user, hash, iso, new Date(now.getTime() + 86_400_000).toISOString())
+    await write(db, async (trx) => { await insertSession(trx, user, hash, iso, new Date(now.getTime() + 86_400_000).toISOString()) })
     tokens.push(token)
   }
-  await db.transaction().execute(async (trx) => {
+  await write(db, async (trx) => {
     for (let start = 0; start < EVENTS; start += BATCH) {
       const rows: Array<{ event_id: string, type: string, occurred_at: string, resource_type: string, resource_id: number, audience: bigint | null, data: string }> = []
       for (let i = start; i < Math.min(EVENTS, start + BATCH); i++) {
@@ -86,7 +86,7 @@ async function seed (database: DatabaseHandle): Promise<{ reader: bigint, reader
       })).execute()
     }
   })
-  await sql`ANALYZE`.execute(db)
+  await write(db, async (trx) => await sql`ANALYZE`.execute(trx))
   return { reader, readerToken: tokens[1]!, adminToken: tokens[0]! }
 }
 

@@ -7,6 +7,12 @@
 // service's statements in one BEGIN IMMEDIATE transaction, with the service's connection
 // settings (WAL, synchronous=FULL, foreign keys), the event row the service writes with each
 // change included (src/events/event.repository.ts), its data the JSON the floor answers.
+//
+// Commits: FLOOR_COMMIT=each (the default) commits every write on its own, the transactional
+// floor; FLOOR_COMMIT=group batches them the barest way, as the service's group commit does
+// (src/db/group-commit.ts): the writes that arrived before the event loop's next turn run one
+// after another, each in a savepoint (rolled back when it refuses), in one transaction, at most
+// 256, and are answered after its one COMMIT.
 import { randomUUID } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
 import Sqlite from 'better-sqlite3'
@@ -66,14 +72,14 @@ export function sqliteFloor (path: string): FloorRoutes {
     insertEvent.run(randomUUID(), type, now, resourceType, resourceId, audience, data)
   }
 
-  // Each transaction returns the JSON to answer, or the status of a refusal.
-  const create = db.transaction((author: number, title: string, content: string, now: string): string => {
+  // Each write returns the JSON to answer, or the status of a refusal.
+  const create = (author: number, title: string, content: string, now: string): string => {
     const row = insertPost.get(author, title, content, now, now) as PostRow
     const json = JSON.stringify(row)
     event('post.created', now, 'post', row.id, null, json)
     return json
-  })
-  const patch = db.transaction((user: number, id: number, ifMatch: string | undefined, title: string | null, content: string | null, now: string): string | number => {
+  }
+  const patch = (user: number, id: number, ifMatch: string | undefined, title: string | null, content: string | null, now: string): string | number => {
     const current = postForUpdate.get(id) as PostRow | undefined
     if (current === undefined) return 404
     const { name } = authorName.get(current.author_id) as { name: string }
@@ -85,8 +91,8 @@ export function sqliteFloor (path: string): FloorRoutes {
     const json = JSON.stringify(row)
     event('post.updated', now, 'post', id, null, json)
     return json
-  })
-  const order = db.transaction((user: number, productId: number, quantity: number, now: string): string | number => {
+  }
+  const order = (user: number, productId: number, quantity: number, now: string): string | number => {
     const p = product.get(productId) as ProductRow | undefined
     if (p === undefined || p.on_sale !== 1 || p.stock < quantity || takeStock.run(quantity, now, productId, quantity).changes !== 1) return 409
     const row = insertOrder.get(user, productId, quantity, p.price * quantity, 'PAID', now, now) as { id: number }
@@ -96,9 +102,46 @@ export function sqliteFloor (path: string): FloorRoutes {
     p.updated_at = now
     event('product.updated', now, 'product', productId, null, JSON.stringify(p))
     return json
-  })
+  }
   const settle = (res: ServerResponse, status: number, outcome: string | number, etag?: string) =>
     typeof outcome === 'number' ? refuse(res, outcome) : answer(res, status, outcome, etag)
+
+  // A write: its statements and the answer to give once they are committed.
+  type Write = () => () => void
+  const begin = db.prepare('begin immediate')
+  const commit = db.prepare('commit')
+  const savepoint = db.prepare('savepoint w')
+  const release = db.prepare('release w')
+  const rollbackTo = db.prepare('rollback to w')
+  const queue: Write[] = []
+  const flush = (): void => {
+    const batch = queue.splice(0, 256)
+    begin.run()
+    const answers = batch.map((work) => {
+      savepoint.run()
+      const reply = work()
+      release.run()
+      return reply
+    })
+    commit.run()
+    for (const reply of answers) reply()
+    if (queue.length > 0) setImmediate(flush)
+  }
+  /** Runs a write's transaction (its own, or its part of the next batch) and answers it. */
+  const commitEach = process.env.FLOOR_COMMIT !== 'group'
+  const writeAndAnswer = (res: ServerResponse, status: number, work: () => string | number, etag?: string): undefined => {
+    if (commitEach) {
+      settle(res, status, db.transaction(work).immediate(), etag)
+      return
+    }
+    if (queue.length === 0) setImmediate(flush)
+    queue.push(() => {
+      const outcome = work()
+      // A refusal leaves nothing: its savepoint is rolled back (release follows in flush).
+      if (typeof outcome === 'number') rollbackTo.run()
+      return () => settle(res, status, outcome, etag)
+    })
+  }
 
   return {
     post: (res, id) => answerRow(res, post.get(id)),
@@ -109,27 +152,30 @@ export function sqliteFloor (path: string): FloorRoutes {
       if (rows.length > limit) rows.length = limit
       return answer(res, 200, JSON.stringify(rows))
     },
-    view: (res, id) => answerRow(res, countView.get(1, id)),
+    view: (res, id) => writeAndAnswer(res, 200, () => {
+      const row = countView.get(1, id) as { views: number } | undefined
+      return row === undefined ? 404 : JSON.stringify(row)
+    }),
     createPost: (res, token, body) => {
       const now = new Date().toISOString()
       const user = userOf(token, now)
       if (user === undefined) return refuse(res, 401)
       const { title, content } = JSON.parse(body) as { title: string, content: string }
-      return answer(res, 201, create.immediate(user, title, content, now))
+      return writeAndAnswer(res, 201, () => create(user, title, content, now))
     },
     patchPost: (res, token, id, ifMatch, body) => {
       const now = new Date().toISOString()
       const user = userOf(token, now)
       if (user === undefined) return refuse(res, 401)
       const { title, content } = JSON.parse(body) as { title?: string, content?: string }
-      return settle(res, 200, patch.immediate(user, id, ifMatch, title ?? null, content ?? null, now), `"${now}"`)
+      return writeAndAnswer(res, 200, () => patch(user, id, ifMatch, title ?? null, content ?? null, now), `"${now}"`)
     },
     placeOrder: (res, token, body) => {
       const now = new Date().toISOString()
       const user = userOf(token, now)
       if (user === undefined) return refuse(res, 401)
       const { productId, quantity } = JSON.parse(body) as { productId: number, quantity: number }
-      return settle(res, 201, order.immediate(user, productId, quantity, now))
+      return writeAndAnswer(res, 201, () => order(user, productId, quantity, now))
     }
   }
 }

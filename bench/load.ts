@@ -269,9 +269,10 @@ export function withoutEvents (args: string[]): string[] {
 }
 
 /** The floor (bench/floor.ts) on `databaseUrl`. */
-export async function startFloor (databaseUrl: string, logFile: string): Promise<Server> {
+export async function startFloor (databaseUrl: string, logFile: string, commit: 'each' | 'group' = 'each'): Promise<Server> {
   const port = await freePort()
-  return await startServer('floor', ['--import', 'tsx', join(ROOT, 'bench/floor.ts')], { FLOOR_DATABASE_URL: databaseUrl, FLOOR_PORT: String(port) }, logFile, port)
+  return await startServer(commit === 'each' ? 'floor' : 'group-floor', ['--import', 'tsx', join(ROOT, 'bench/floor.ts')],
+    { FLOOR_DATABASE_URL: databaseUrl, FLOOR_PORT: String(port), FLOOR_COMMIT: commit }, logFile, port)
 }
 
 /** The peer (bench/peer.ts) on a SQLite `databaseUrl`, its log (stdout) to `logFile`. */

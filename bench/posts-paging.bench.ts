@@ -19,6 +19,7 @@ import { createdAtKey } from '../src/http/created-range.js'
 import { postListing } from '../src/posts/post.listing.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
 import { listPostsQueries } from '../src/posts/post.repository.js'
+import { write } from '../src/db/write.js'
 
 const POSTS = Math.max(100_000, Number(process.env.BENCH_POSTS ?? 100_000))
 const ROUNDS = Math.max(50, Number(process.env.BENCH_ROUNDS ?? 1000))
@@ -55,7 +56,7 @@ async function seed (database: DatabaseHandle): Promise<bigint[]> {
   const { db } = database
   const now = new Date()
   const authorIds: bigint[] = []
-  await db.transaction().execute(async (trx) => {
+  await write(db, async (trx) => {
     for (let a = 0; a < AUTHORS; a++) {
       const iso = now.toISOString()
       const user = await trx.insertInto('users')
@@ -73,7 +74,7 @@ async function seed (database: DatabaseHandle): Promise<bigint[]> {
     }
   })
   // Fresh statistics, as a database that grew to this size over time would have.
-  await sql`ANALYZE`.execute(db)
+  await write(db, async (trx) => await sql`ANALYZE`.execute(trx))
   return authorIds
 }
 

@@ -10,6 +10,7 @@ import { sortedCursorOf } from '../src/http/sorted-paging.js'
 import { postListing } from '../src/posts/post.listing.js'
 import { newToken } from '../src/sessions/token.js'
 import { hashPassword } from '../src/users/password.js'
+import { write } from '../src/db/write.js'
 
 export const PASSWORD = 'bench password 1'
 
@@ -51,12 +52,12 @@ export async function seed (databaseUrl: string, size: SeedSize): Promise<Seeded
     const expires = new Date(now + 7 * 24 * 3600 * 1000).toISOString()
     const tokens: string[] = []
 
-    await db.transaction().execute(async (trx) => {
+    await write(db, async (trx) => {
       await inBatches(size.users, (i) => ({ email: `user${i}@bench.example`, name: `User ${i}`, password_hash: passwordHash, role: 'USER' as const, created_at: at(i, size.users), updated_at: at(i, size.users) }),
         async (rows) => await trx.insertInto('users').values(rows).execute())
     })
     const users = (await db.selectFrom('users').select(['id', 'email']).orderBy('id').execute()).map((u) => ({ id: Number(u.id), email: u.email, token: '' }))
-    await db.transaction().execute(async (trx) => {
+    await write(db, async (trx) => {
       await inBatches(users.length, (i) => {
         const { token, hash } = newToken()
         tokens.push(token)
@@ -65,7 +66,7 @@ export async function seed (databaseUrl: string, size: SeedSize): Promise<Seeded
     })
     users.forEach((u, i) => { u.token = tokens[i]! })
 
-    await db.transaction().execute(async (trx) => {
+    await write(db, async (trx) => {
       await inBatches(size.posts, (i) => ({
         author_id: users[i % users.length]!.id,
         title: `Post number ${i}`,
@@ -80,7 +81,7 @@ export async function seed (databaseUrl: string, size: SeedSize): Promise<Seeded
       }), async (rows) => await trx.insertInto('products').values(rows).execute())
     })
     const products = await db.selectFrom('products').select(['id', 'price']).orderBy('id').execute()
-    await db.transaction().execute(async (trx) => {
+    await write(db, async (trx) => {
       await inBatches(size.orders, (i) => {
         const product = products[i % products.length]!
         return {
@@ -90,7 +91,7 @@ export async function seed (databaseUrl: string, size: SeedSize): Promise<Seeded
       }, async (rows) => await trx.insertInto('orders').values(rows).execute())
     })
     // Fresh statistics, as a database that grew to this size over time would have.
-    await sql`ANALYZE`.execute(db)
+    await write(db, async (trx) => await sql`ANALYZE`.execute(trx))
 
     const range = async (table: 'posts' | 'products') => {
       const r = await db.selectFrom(table).select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('id').as('last')]).executeTakeFirstOrThrow()
