@@ -16,6 +16,8 @@
 //   npm run bench:ceiling -- --smoke                 little data, 100 requests per route and server,
 //                                                    the service from source: checks that it runs (CI)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32
+//   CEILING_RUNGS=1,2                                some rungs only (1 is bare Fastify, 9 the service), e.g. to
+//                                                    measure one feature's price over more rounds
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -108,7 +110,9 @@ try {
       })),
       { label: 'the service (`npm start`, every feature, its own structure)', start: async () => await startService(serviceArgs, scratch.url, join(work, 'service.log')) }
     ]
-    for (const rung of rungs) {
+    const only = process.env.CEILING_RUNGS?.split(',').map(Number)
+    for (const [i, rung] of rungs.entries()) {
+      if (only !== undefined && !only.includes(i + 1)) continue
       process.stderr.write(`${rung.label}\n`)
       const server = await rung.start()
       try {

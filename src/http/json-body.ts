@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, validationError } from './errors.js'
+import { routeOf } from './route-of.js'
 
 // The only body format is JSON (and, for PATCH, JSON merge patch). Anything else is 415.
 // An empty body reads as "no body", which validation treats as an empty object, so the client
@@ -28,7 +29,7 @@ function checkBodyHeaders (request: FastifyRequest): void {
   // rather than judging it: its answers stay the ones it documents. Only the JS view of the
   // headers changes (the HTTP parser has already framed the request), so the body is never
   // read, and Node discards its bytes once the response is sent. POST always reads its body.
-  if (request.method !== 'POST' && request.routeOptions.schema?.body === undefined) {
+  if (request.method !== 'POST' && routeOf(request).schema?.body === undefined) {
     delete request.raw.headers['content-type']
     delete request.raw.headers['transfer-encoding']
     delete request.raw.headers['content-length']
@@ -45,7 +46,7 @@ function checkBodyHeaders (request: FastifyRequest): void {
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && hasBody) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Request bodies must be JSON in UTF-8.' })
   }
-  if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && request.routeOptions.schema?.body !== undefined) {
+  if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && routeOf(request).schema?.body !== undefined) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `${MERGE_PATCH} is accepted only by PATCH.` })
   }
 }

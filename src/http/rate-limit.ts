@@ -2,6 +2,7 @@ import { isIPv6 } from 'node:net'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from './errors.js'
+import { routeOf } from './route-of.js'
 
 // The general per-client limit (RATE_LIMIT_PER_MINUTE, on by default at 600): a fixed one-minute
 // window per client address, counted in this instance's memory. It is a guard against one
@@ -35,7 +36,7 @@ export const MAX_CLIENTS = 100_000
 const EXEMPT_ROUTES = new Set(['/health/live', '/health/ready', '/openapi.json'])
 
 function isExempt (request: FastifyRequest): boolean {
-  const route = request.routeOptions.url
+  const route = routeOf(request).config.url
   return route !== undefined && (EXEMPT_ROUTES.has(route) || route === '/docs' || route.startsWith('/docs/'))
 }
 

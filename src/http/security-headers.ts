@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { routeOf } from './route-of.js'
 
 // Headers that protect clients from what a browser or a cache might otherwise do with our answers:
 // - `X-Content-Type-Options: nosniff` on every response, so no browser reads a JSON body (which
@@ -30,7 +31,7 @@ const READS = new Set(['GET', 'HEAD'])
 function noStore (request: FastifyRequest): boolean {
   return request.headers.authorization !== undefined ||
     !READS.has(request.method) ||
-    (request.routeOptions.url ?? '').startsWith('/v1/sessions')
+    (routeOf(request).config.url ?? '').startsWith('/v1/sessions')
 }
 
 export const securityHeaders = fp(async (app) => {

@@ -8,6 +8,7 @@ import { parseTimestamp } from './timestamps.js'
 import { HAS_WORD, MAX_ID, NON_BLANK } from './schemas.js'
 import { ApiError, type FieldError } from './errors.js'
 import { MisreadNumber } from './json-body.js'
+import { routeOf } from './route-of.js'
 
 // Request validation, done here rather than by Fastify's per-part validator so that the
 // failures of path, query, body and headers are reported together in one response: every
@@ -242,9 +243,10 @@ function headerField (error: FieldError): FieldError {
 }
 
 function validateRequest (request: FastifyRequest): void {
-  const schema = request.routeOptions.schema as Record<string, unknown> | undefined
+  const route = routeOf(request)
+  const schema = route.schema as Record<string, unknown> | undefined
   if (schema === undefined) return
-  const validators = validatorsFor(schema, request.routeOptions.url?.startsWith('/v1/') === true)
+  const validators = validatorsFor(schema, route.config.url?.startsWith('/v1/') === true)
   const errors: FieldError[] = []
   if (validators.params !== undefined && !validators.params(request.params)) {
     errors.push(...toFieldErrors(validators.params.errors ?? [], 'path'))
@@ -254,7 +256,7 @@ function validateRequest (request: FastifyRequest): void {
     const repeated: FieldError[] = []
     const query = schema.querystring === undefined ? request.query : queryValues(schema.querystring as Record<string, unknown>, request.query, repeated)
     const valid = validators.querystring(query)
-    const rules = request.routeOptions.config.queryRules
+    const rules = route.config.queryRules
     if (valid && repeated.length === 0 && rules === undefined) request.query = query
     else {
       const failed = valid ? [] : toFieldErrors(validators.querystring.errors ?? [], 'query')
@@ -270,7 +272,7 @@ function validateRequest (request: FastifyRequest): void {
     // No body at all where one is required reads as an empty object: every required field is named.
     if (request.body === undefined) request.body = {}
     const valid = validators.body(request.body)
-    const rules = request.routeOptions.config.bodyRules
+    const rules = route.config.bodyRules
     // A valid body on a route without rules (nearly every write) costs nothing more.
     if (!valid || rules !== undefined) {
       const failed = valid ? [] : toFieldErrors(validators.body.errors ?? [], 'body', request.body)

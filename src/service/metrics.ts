@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Registry } from 'prom-client'
 import { createMetricsListener } from './metrics-listener.js'
 import { RequestMetrics } from './request-metrics.js'
+import { routeOf } from '../http/route-of.js'
 
 // Metrics in the Prometheus text format: request counts and latencies per route pattern (never
 // the raw URL, which would give one series per id) plus the process's own metrics. They are
@@ -13,7 +14,7 @@ export const metrics = fp(async (app) => {
 
   // A callback hook: no promise per request.
   app.addHook('onResponse', (request, reply, done) => {
-    requests.record(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
+    requests.record(request.method, routeOf(request).config.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
 

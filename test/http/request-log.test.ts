@@ -24,13 +24,17 @@ await migrateToLatest(database.db, database.dialect)
 const app = await buildApp({ config, database, logger: { level: 'info', stream } })
 after(async () => { await app.close(); await scratch.drop() })
 
-const ofRequest = (id: string) => lines.filter((l) => l.reqId === id)
+/** The lines of a request, once the access lines of the turn have been written (src/http/request-log.ts). */
+const ofRequest = async (id: string) => {
+  await new Promise((resolve) => setImmediate(resolve))
+  return lines.filter((l) => l.reqId === id)
+}
 
 describe('request log', () => {
   test('one line per request, at info, with id, method, url, route, status and time', async () => {
     const res = await app.inject({ method: 'GET', url: '/v1/posts?authorId=12345&limit=5', headers: { 'x-request-id': 'log-test-1' } })
     assert.equal(res.statusCode, 200)
-    const logged = ofRequest('log-test-1')
+    const logged = await ofRequest('log-test-1')
     assert.equal(logged.length, 1, JSON.stringify(logged))
     const line = logged[0]!
     assert.equal(line.level, 30)
@@ -40,6 +44,27 @@ describe('request log', () => {
     assert.equal(line.route, '/v1/posts')
     assert.equal(line.statusCode, 200)
     assert.equal(typeof line.responseTime, 'number')
+    // pino's own line, member for member: its base members, the request id, then the fields.
+    assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'reqId', 'method', 'url', 'route', 'statusCode', 'responseTime', 'remoteAddress', 'msg'])
+    assert.ok(Math.abs(Number(line.time) - Date.now()) < 5000)
+  })
+
+  test('a request id with quotes and a backslash is still one valid JSON line; an unknown route has no route', async () => {
+    const id = 'id "with" \\ and {braces}'
+    const res = await app.inject({ method: 'GET', url: '/nowhere?q=%22x%22', headers: { 'x-request-id': id } })
+    assert.equal(res.statusCode, 404)
+    const logged = await ofRequest(id)
+    assert.equal(logged.length, 1)
+    assert.equal(logged[0]!.url, '/nowhere?q=%22x%22')
+    assert.equal(logged[0]!.route, undefined)
+  })
+
+  test('a stream ticket in the URL is never logged', async () => {
+    await app.inject({ method: 'GET', url: '/v1/events?after=3&ticket=st_secret-ticket-value&type=order.created', headers: { 'x-request-id': 'log-ticket', accept: 'text/event-stream' } })
+    const logged = await ofRequest('log-ticket')
+    assert.equal(logged.length, 1)
+    assert.equal(logged[0]!.url, '/v1/events?after=3&ticket=[REDACTED]&type=order.created')
+    assert.ok(!JSON.stringify(lines).includes('st_secret-ticket-value'))
   })
 
   test('a write logs one line too, without its body or token', async () => {
@@ -50,7 +75,7 @@ describe('request log', () => {
       payload: { email: 'logged@example.com', password: 'never in a log line', name: 'Logged' }
     })
     assert.equal(res.statusCode, 201)
-    const logged = ofRequest('log-test-2')
+    const logged = await ofRequest('log-test-2')
     assert.equal(logged.length, 1)
     assert.equal(logged[0]!.statusCode, 201)
     const text = JSON.stringify(lines)
