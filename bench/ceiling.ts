@@ -23,6 +23,7 @@ import Sqlite from 'better-sqlite3'
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { clientKey, FixedWindows } from '../src/http/rate-limit.js'
 import { genReqId } from '../src/http/request-id.js'
+import { lazyChildLogger } from '../src/http/lazy-logger.js'
 import { RequestLog } from '../src/http/request-log.js'
 import { RequestMetrics } from '../src/service/request-metrics.js'
 import { POST_BY_ID, PRODUCT_BY_ID } from './floor-sqlite.js'
@@ -45,7 +46,7 @@ const toProduct = (r: ProductRow) => ({ id: r.id, name: r.name, price: r.price, 
 const tagOf = (json: string) => `"${hash('sha1', json, 'base64url')}"`
 
 const options: FastifyServerOptions = on.has('log')
-  ? { logger: { level: 'info', redact: ['req.headers.authorization', 'req.headers.cookie'] }, logController: new RequestLog() }
+  ? { logger: { level: 'info', redact: ['req.headers.authorization', 'req.headers.cookie'] }, logController: new RequestLog(), childLoggerFactory: lazyChildLogger }
   : { logger: false }
 if (on.has('id')) {
   Object.assign(options, {
@@ -123,3 +124,6 @@ app.get('/v1/products/:id', byId, async (request: ById, reply) => {
 app.get('/health/ready', (_request, reply) => reply.send({ status: 'ok' }))
 
 await app.listen({ port: Number(process.env.CEILING_PORT), host: '127.0.0.1' })
+
+// Exits (not killed) on SIGTERM, so a profile (--cpu-prof) or a coverage report is written.
+process.on('SIGTERM', () => { process.exit(0) })

@@ -12,6 +12,7 @@ import { jsonBody } from './http/json-body.plugin.js'
 import { rateLimit } from './http/rate-limit.js'
 import { securityHeaders } from './http/security-headers.js'
 import { genReqId, requestId } from './http/request-id.js'
+import { lazyChildLogger } from './http/lazy-logger.js'
 import { RequestLog } from './http/request-log.js'
 import { routing } from './http/routing.js'
 import { validation } from './http/validation.js'
@@ -46,6 +47,8 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     genReqId,
     // One line per request instead of Fastify's two: see http/request-log.ts.
     logController: new RequestLog(),
+    // request.log becomes pino's child only when something is logged through it.
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimitBytes,
     // Time limits (docs/RELIABILITY.md): the request line and headers within 10 s, the whole
     // request (body included) within 30 s, else 408; checked every second, so a limit means

@@ -12,8 +12,8 @@ import type { SqliteConnection } from './sqlite-connection.js'
 //
 // - A batch is what queued up while the previous one ran: the first unit to arrive schedules
 //   the batch for the end of the event loop's current turn (setImmediate), so every request read
-//   in that turn joins it; units that arrive while it runs join it too, up to MAX_UNITS or
-//   MAX_BATCH_MS of work, then it commits. There is no artificial delay: an idle service commits
+//   in that turn joins it; units that arrive while it runs join it too, up to 256 units or 10 ms
+//   (`limits`), then it commits. There is no artificial delay: an idle service commits
 //   a lone write at once.
 // - Units run one after another, each seeing the batch's earlier units as if they had committed
 //   before it: the outcome is that of the same requests run serially in that order (a
@@ -28,8 +28,6 @@ import type { SqliteConnection } from './sqlite-connection.js'
 // A unit must only run statements: anything slow it waited for (a password hash, a network
 // call) would hold every other write. Such work is done before the unit is submitted.
 
-const MAX_UNITS = 256
-const MAX_BATCH_MS = 10
 
 /** The work of one request: its statements, run on the batch's transaction. */
 export type Work<T> = (trx: Transaction<Database>) => Promise<T>
@@ -73,6 +71,8 @@ export class GroupCommit {
   readonly #rollbackTo
   /** Batches committed and units in them, for the bench and the tests. */
   readonly stats = { batches: 0, units: 0, largest: 0 }
+  /** A batch takes no more units past either: the latency a unit can wait for the others is bounded. */
+  readonly limits = { units: 256, ms: 10 }
 
   constructor (writer: Kysely<Database>, connection: SqliteConnection, scope: BatchScope) {
     this.#writer = writer
@@ -113,11 +113,11 @@ export class GroupCommit {
       } catch (error) {
         // No transaction (the file locked by another process past the busy timeout, say): the
         // units that would have made this batch get the failure instead of waiting on.
-        batch.push(...this.#queue.splice(0, MAX_UNITS))
+        batch.push(...this.#queue.splice(0, this.limits.units))
         throw error
       }
       const started = performance.now()
-      while (this.#queue.length > 0 && batch.length < MAX_UNITS && performance.now() - started < MAX_BATCH_MS) {
+      while (this.#queue.length > 0 && batch.length < this.limits.units && performance.now() - started < this.limits.ms) {
         const unit = this.#queue.shift()!
         batch.push(unit)
         this.#savepoint.run()

@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/config.js'
 import { openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { flushAccessLines } from '../../src/http/request-log.js'
 import { scratchDatabase } from '../scratch-database.js'
 
 // At info, one structured line per request, written when the answer is known: request id,
@@ -24,8 +25,9 @@ await migrateToLatest(database.db, database.dialect)
 const app = await buildApp({ config, database, logger: { level: 'info', stream } })
 after(async () => { await app.close(); await scratch.drop() })
 
-/** The lines of a request, once the access lines of the turn have been written (src/http/request-log.ts). */
+/** The lines of a request, once the access lines waiting for their batch have been written (src/http/request-log.ts). */
 const ofRequest = async (id: string) => {
+  flushAccessLines()
   await new Promise((resolve) => setImmediate(resolve))
   return lines.filter((l) => l.reqId === id)
 }
