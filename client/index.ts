@@ -13,9 +13,12 @@ export interface ApiClientOptions extends ClientOptions {
   token?: string
 }
 
-/** A client for the API at `baseUrl` (e.g. `http://127.0.0.1:3000`). */
-export function createApiClient (baseUrl: string, { token, headers, ...options }: ApiClientOptions = {}): Client<paths> {
-  return createClient<paths>({
+/**
+ * A client for the API at `baseUrl` (e.g. `http://127.0.0.1:3000`). Its answers are JSON: the
+ * event stream (`GET /v1/events` as text/event-stream) is for an EventSource, not for this client.
+ */
+export function createApiClient (baseUrl: string, { token, headers, ...options }: ApiClientOptions = {}): Client<paths, 'application/json'> {
+  return createClient<paths, 'application/json'>({
     baseUrl,
     ...options,
     headers: { ...(token === undefined ? {} : { authorization: `Bearer ${token}` }), ...(headers as Record<string, string> | undefined) }

@@ -430,12 +430,34 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read the event feed, oldest first
+         * Read the event feed, oldest first, or stream it live
          * @description Every change as an event, in commit order: `sequence` strictly increases, and an event that commits later always has a higher number than every event already readable, so reading on from the last `sequence` seen never skips one. An administrator reads every event; a user reads the events of their own account and orders, and the public ones (posts, products). Events are kept 30 days: an `after` older than that is 410 EVENTS_EXPIRED. When the page is full, `Link: <…>; rel="next"` gives the next one; otherwise poll again later with `after` = the last `sequence`.
+         *
+         *     With `Accept: text/event-stream` the answer is a live Server-Sent Events stream of the same events: `id` is the sequence, `event` the type, `data` the event as the feed gives it; first every event after `Last-Event-ID` (else `after`; neither: from now), then each new one as it commits, with no gap and no duplicate. A comment line comes at least every 15 s while idle. The stream ends when its credential expires or is revoked, and at a shutdown; reconnect with `Last-Event-ID` (a browser's EventSource does). A browser opens it with a ticket (`?ticket=`, from POST /v1/events/stream-tickets). At most 10 streams per user on an instance (429 TOO_MANY_STREAMS).
          */
         get: operations["listEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream-tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to open event streams from a browser
+         * @description A browser's EventSource cannot send an Authorization header, and a token in a URL ends up in logs and histories. A ticket is good for 5 minutes, only for opening the caller's own event streams (`GET /v1/events?ticket=…` with `Accept: text/event-stream`; no other operation takes it), and never logged. A stream opened with it lives as long as the credential that made the ticket. Once it has expired, ask for a new one and reopen with `after`.
+         */
+        post: operations["createStreamTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -891,7 +913,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -4864,22 +4886,27 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Events after this sequence: the `sequence` of the last event you processed. Absent: from the oldest event kept. Below the oldest kept, 410 EVENTS_EXPIRED.
+                 * @description Events after this sequence: the `sequence` of the last event you processed. Absent: from the oldest event kept (a stream: from the events committed after it opened). Below the oldest kept, 410 EVENTS_EXPIRED.
                  * @example 1041
                  */
                 after?: number;
-                /** @description Events per page, 1 to 100 (default 20). */
+                /** @description Events per page, 1 to 100 (default 20); not for a stream. */
                 limit?: number;
                 /** @description Only events of this type. */
                 type?: "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled";
+                /** @description A stream ticket (POST /v1/events/stream-tickets) instead of the Authorization header, for a browser's EventSource; only with `Accept: text/event-stream`. */
+                ticket?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A stream's position: the `id` of the last event received, as a browser's EventSource sends it when it reconnects. It wins over `after`. Ignored by the JSON feed. */
+                "last-event-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of events. */
+            /** @description A page of events (application/json), or the live stream (text/event-stream). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4890,6 +4917,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"][];
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     id: 1042
+                     *     event: order.created
+                     *     data: {"id":"evt_…","sequence":1042,"type":"order.created",…}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["ValidationError"];
@@ -4933,6 +4968,87 @@ export interface operations {
                     };
                 };
             };
+            /** @description [TOO_MANY_STREAMS](/errors/TOO_MANY_STREAMS), [TOO_MANY_REQUESTS](/errors/TOO_MANY_REQUESTS) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/TOO_MANY_STREAMS",
+                     *       "title": "Too many event streams",
+                     *       "status": 429,
+                     *       "code": "TOO_MANY_STREAMS",
+                     *       "message": "Too many event streams are open.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/TOO_MANY_STREAMS",
+                     *       "title": "Too many event streams",
+                     *       "status": 429,
+                     *       "code": "TOO_MANY_STREAMS",
+                     *       "message": "Too many event streams are open.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS";
+                    };
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket, shown only here. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Opens event streams of the caller for 5 minutes: `GET /v1/events?ticket=…` with `Accept: text/event-stream`. Any number of them (a browser reconnects with the same URL); a stream lives as long as the credential the ticket was made with.
+                         * @example est_q2xWm0aZ5vLk8pQnRtY3q2xWm0aZ5vLk8pQnRtY3q2x
+                         */
+                        ticket: string;
+                        /**
+                         * Format: date-time
+                         * @description When the ticket stops opening streams (a stream opened with it goes on).
+                         * @example 2026-11-27T10:05:00.000Z
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

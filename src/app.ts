@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Config } from './config/config.js'
 import type { DatabaseHandle } from './db/database.js'
 import { database as databasePlugin } from './db/database.plugin.js'
+import { notifications } from './db/notifications.plugin.js'
 import { clientErrorHandler } from './http/client-error.js'
 import { cors } from './http/cors.js'
 import { drain } from './http/drain.js'
@@ -39,6 +40,7 @@ export interface AppOptions {
 // Each cross-cutting piece is a named plugin that declares the plugins it must follow, so a
 // registration out of order fails at start-up instead of changing behaviour silently.
 export async function buildApp ({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
+  const accessLog = new RequestLog()
   const app = Fastify({
     logger: logger ?? {
       level: config.logLevel,
@@ -46,7 +48,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     },
     genReqId,
     // One line per request instead of Fastify's two: see http/request-log.ts.
-    logController: new RequestLog(),
+    logController: accessLog,
     // request.log becomes pino's child only when something is logged through it.
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimitBytes,
@@ -74,12 +76,14 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('config', config)
+  app.decorate('accessLog', accessLog)
   await app.register(requestId)
   await app.register(securityHeaders)
   await app.register(errorHandler)
   await app.register(drain)
   await app.register(earlyAnswers)
   await app.register(databasePlugin, { database })
+  await app.register(notifications)
   await app.register(routing)
   await app.register(cors, { origins: config.corsOrigins })
   await app.register(jsonBody)

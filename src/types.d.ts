@@ -4,6 +4,9 @@ import type { DialectName } from './db/database.js'
 import type { CurrentUser } from './sessions/authentication.js'
 import type { FieldError } from './http/errors.js'
 import type { Registry } from 'prom-client'
+import type { Notifications } from './db/notifications.js'
+import type { EventStreams } from './events/event-stream.js'
+import type { RequestLog } from './http/request-log.js'
 import type { MetricsListener } from './service/metrics-listener.js'
 
 declare module 'fastify' {
@@ -15,6 +18,12 @@ declare module 'fastify' {
     metricsListener: MetricsListener
     /** The registry behind /metrics, for metrics kept outside the request path. */
     metricsRegistry: Registry
+    /** PostgreSQL: the instance's LISTEN connection (db/notifications.ts); undefined on SQLite. */
+    notifications: Notifications | undefined
+    /** The access log (http/request-log.ts), for answers Fastify does not see finish (an event stream the client closed). */
+    accessLog: RequestLog
+    /** The event streams open on this instance (events/event-stream.ts). */
+    eventStreams: EventStreams
   }
   interface FastifyContextConfig {
     /**

@@ -13,6 +13,7 @@ import { productSearch } from './migrations/010-product-search.js'
 import { orderListIndexes } from './migrations/011-order-list-indexes.js'
 import { postListing } from './migrations/012-post-listing.js'
 import { sqliteEventNumberIsKey } from './migrations/013-sqlite-event-number-is-key.js'
+import { eventStreamTickets } from './migrations/014-event-stream-tickets.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -30,7 +31,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '010-product-search': productSearch(dialect),
     '011-order-list-indexes': orderListIndexes(dialect),
     '012-post-listing': postListing(dialect),
-    '013-sqlite-event-number-is-key': sqliteEventNumberIsKey(dialect)
+    '013-sqlite-event-number-is-key': sqliteEventNumberIsKey(dialect),
+    '014-event-stream-tickets': eventStreamTickets(dialect)
   }
 }
 

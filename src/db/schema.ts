@@ -7,6 +7,7 @@ import type { ProductTable } from '../products/product.table.js'
 import type { IdempotencyKeyTable, OrderTable } from '../orders/order.table.js'
 import type { EventFeedTable, EventLogTable, EventPendingTable, EventTable } from '../events/event.table.js'
 import type { WebhookDeliveryTable, WebhookEndpointTable } from '../webhooks/webhook.table.js'
+import type { StreamTicketTable } from '../events/stream-ticket.repository.js'
 
 export interface Database {
   users: UserTable
@@ -24,6 +25,7 @@ export interface Database {
   event_log: EventLogTable
   webhook_endpoints: WebhookEndpointTable
   webhook_deliveries: WebhookDeliveryTable
+  stream_tickets: StreamTicketTable
 }
 
 export type Db = Kysely<Database>

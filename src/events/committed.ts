@@ -1,15 +1,18 @@
 import type { Db } from '../db/schema.js'
 
-// The dispatcher of a database handle is told, in-process, when a transaction that recorded
-// events has committed, so a delivery starts at once instead of at the next poll.
+// Who wants to know, in-process, that a unit of work that recorded events has committed: the
+// dispatcher of the database handle (a delivery starts at once instead of at the next poll) and
+// its event streams (a live event reaches them at once).
 
-const listeners = new WeakMap<Db, () => void>()
+const listeners = new WeakMap<Db, Set<() => void>>()
 
 export function onEventsCommitted (db: Db, listener: () => void): () => void {
-  listeners.set(db, listener)
-  return () => { if (listeners.get(db) === listener) listeners.delete(db) }
+  let set = listeners.get(db)
+  if (set === undefined) listeners.set(db, set = new Set())
+  set.add(listener)
+  return () => { set.delete(listener) }
 }
 
 export function eventsCommitted (db: Db): void {
-  listeners.get(db)?.()
+  for (const listener of listeners.get(db) ?? []) listener()
 }

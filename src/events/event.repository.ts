@@ -137,6 +137,8 @@ export async function recordEvent (trx: Executor, event: NewEvent, now = nowIso(
 
 // Any fixed 64-bit key; it names the sequencer's lock among the advisory locks of the database.
 const SEQUENCER_LOCK = 0x65766e74_73657121n
+/** PostgreSQL: the channel on which numbering announces new events to every instance (event streams). */
+export const EVENTS_CHANNEL = 'events'
 
 /**
  * PostgreSQL: gives the committed pending events the next numbers, in the order of their ids,
@@ -151,11 +153,13 @@ export async function numberEvents (db: Db): Promise<void> {
     // sees the numbers the previous holder committed and the pending rows it deleted.
     await sql`select pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx)
     // It reads no event row: the pending row carries what the feed's row needs.
-    await sql`with taken as (delete from event_pending returning event_pk, audience),
+    const numbered = await sql`with taken as (delete from event_pending returning event_pk, audience),
         base as (select coalesce((select max(sequence) from event_feed), (select pruned_through from event_log where id = 1)) as n)
       insert into event_feed (sequence, event_pk, audience)
       select base.n + row_number() over (order by taken.event_pk), taken.event_pk, taken.audience
       from taken cross join base`.execute(trx)
+    // Delivered at the commit, to every instance's event streams.
+    if ((numbered.numAffectedRows ?? 0n) > 0n) await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx)
   })
 }
 
@@ -189,6 +193,11 @@ export function listEventsQuery (db: Db, query: FeedQuery) {
 /** A page of the feed: numbered events after `after`, oldest first. */
 export async function listEvents (db: Db, query: FeedQuery): Promise<EventRow[]> {
   return await listEventsQuery(db, query).execute()
+}
+
+/** Numbered events after `after`, any audience, oldest first, at most `limit` (the event streams' hub). */
+export async function latestEvents (executor: Executor, after: bigint, limit: number): Promise<EventRow[]> {
+  return await feedQuery(executor, after, limit).execute()
 }
 
 /** Numbered events after `after` and up to `through`, any audience, oldest first (the dispatcher's fan-out). */

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import { serviceUnavailable } from './errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The shutdown's phases before `close()` (see server.ts and below). */
-    drain: { readonly draining: boolean, begin: () => void, hold: () => Promise<void> }
+    drain: { readonly draining: boolean, begin: () => void, hold: () => Promise<void>, onBegin: (listener: () => void) => void }
   }
 }
 
@@ -40,9 +41,14 @@ export const drain = fp(async (app) => {
   let release: () => void = () => {}
   const released = new Promise<void>((resolve) => { release = resolve })
 
+  const beginning: Array<() => void> = []
   app.decorate('drain', {
     get draining () { return draining || holding || closing },
-    begin () { draining = true },
+    begin () {
+      draining = true
+      for (const listener of beginning) listener()
+    },
+    onBegin (listener: () => void) { beginning.push(listener) },
     async hold () {
       holding = true
       let last = Date.now()
@@ -53,6 +59,17 @@ export const drain = fp(async (app) => {
       app.server.off('connection', arrived)
     }
   })
+  // A connection on which the client has sent nothing yet (HTTP clients and browsers open spare
+  // ones ahead of need) is not idle to Node, so closing would wait for it until its socket
+  // timeout; once the listener has closed, nothing will ever be asked on it, and it is closed.
+  const connections = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket)
+    socket.once('close', () => { connections.delete(socket) })
+  })
+  const closeUnused = (): void => {
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
+  }
   app.addHook('onRequest', (_request, _reply, done) => {
     if (closing) done(serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } }))
     else if (holding) void released.then(() => { done() })
@@ -64,11 +81,12 @@ export const drain = fp(async (app) => {
   })
   app.addHook('preClose', async () => {
     closing = true
-    if (!holding) return
-    // Fastify closes the listener right after its preClose hooks; the held requests go on once it has.
+    // Fastify closes the listener right after its preClose hooks; the held requests go on once
+    // it has, and no connection arrives after it.
     void (async () => {
       while (app.server.listening) await sleep(1)
-      release()
+      closeUnused()
+      if (holding) release()
     })()
   })
 }, { name: 'drain', dependencies: ['request-id', 'error-handler'] })

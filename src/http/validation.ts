@@ -239,8 +239,16 @@ function queryValues (schema: Record<string, unknown>, query: unknown, repeated:
  * Node gives header names in lower case, and the schemas name them so.
  */
 function headerField (error: FieldError): FieldError {
-  return { ...error, field: error.field.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase()) }
+  return { ...error, field: documentedHeaderName(error.field) }
 }
+
+/** A header's name as the documentation writes it, from Node's lower-case one. */
+export function documentedHeaderName (name: string): string {
+  return HEADER_NAMES[name] ?? name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase())
+}
+
+/** Header names not written word by word with a capital each (the specification's spelling). */
+const HEADER_NAMES: Record<string, string> = { 'last-event-id': 'Last-Event-ID' }
 
 function validateRequest (request: FastifyRequest): void {
   const route = routeOf(request)

@@ -17,7 +17,7 @@ export interface CurrentUser {
 // The scheme is case-insensitive (RFC 9110 section 11.1): "bearer TOKEN" is the same credential.
 const BEARER = /^Bearer ([A-Za-z0-9_-]{20,200})$/i
 
-function unauthenticated (): ApiError {
+export function unauthenticated (): ApiError {
   return new ApiError('AUTHENTICATION_REQUIRED', { headers: { 'www-authenticate': 'Bearer realm="api"' } })
 }
 
@@ -40,7 +40,11 @@ export async function authenticate (request: FastifyRequest): Promise<void> {
   const header = request.headers.authorization
   const match = typeof header === 'string' ? BEARER.exec(header) : null
   if (match === null) throw unauthenticated()
-  const tokenHash = hashToken(match[1]!)
+  await authenticateSession(request, hashToken(match[1]!))
+}
+
+/** Makes the caller the user of the live session with this token hash (401 when there is none). */
+export async function authenticateSession (request: FastifyRequest, tokenHash: string): Promise<void> {
   const found = await findSessionUser(request.server.db, tokenHash, nowIso())
   if (found === undefined) throw unauthenticated()
   request.user = { id: found.id, email: found.email, name: found.name, role: found.role, sessionExpiresAt: found.expiresAt }

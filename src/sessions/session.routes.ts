@@ -3,7 +3,8 @@ import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { authenticate, currentUser } from './authentication.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, LOCATION_HEADER, NoContent, ref, success } from '../http/schemas.js'
-import { write } from '../db/write.js'
+import { afterCommit, write } from '../db/write.js'
+import { credentialsRevoked } from './revocations.js'
 import { deleteSession } from './session.repository.js'
 import { CurrentSession, LoginBody, Session } from './session.schemas.js'
 import { currentSessionRepresentation, logIn } from './session.service.js'
@@ -57,7 +58,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR') }
     }
   }, async (request, reply) => {
-    await write(app.db, async (trx) => { await deleteSession(trx, request.sessionTokenHash ?? '') })
+    const tokenHash = request.sessionTokenHash ?? ''
+    await write(app.db, async (trx) => {
+      await deleteSession(trx, tokenHash)
+      afterCommit(trx, () => { credentialsRevoked(app.db, { sessionTokenHash: tokenHash }) })
+    })
     return await reply.code(204).send(null)
   })
 }

@@ -3,7 +3,8 @@ import fp from 'fastify-plugin'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
-import { write } from '../db/write.js'
+import { afterCommit, write } from '../db/write.js'
+import { credentialsRevoked } from '../sessions/revocations.js'
 import { nowIso, toIso } from '../db/types.js'
 import { recordEvent } from '../events/event.repository.js'
 import { authenticate, requireSelf } from '../sessions/authentication.js'
@@ -130,6 +131,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         for (const postId of await postIdsOfAuthor(trx, id)) await recordEvent(trx, { type: 'post.deleted', resourceId: postId })
         await deleteUser(trx, id)
         await recordEvent(trx, { type: 'user.deleted', resourceId: id, audience: id })
+        afterCommit(trx, () => { credentialsRevoked(db, { userId: id }) })
       }
     })
   })
@@ -183,6 +185,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         await succeeded(trx)
         await updatePasswordHash(trx, id, passwordHash, nowIso())
         await deleteOtherSessions(trx, id, request.sessionTokenHash ?? '')
+        afterCommit(trx, () => { credentialsRevoked(db, { userId: id, keepSessionTokenHash: request.sessionTokenHash ?? '' }) })
       }
     })
   })

@@ -5,7 +5,7 @@ import { WebhookDispatcher } from './dispatcher.js'
 // when the app is ready and stops, letting attempts in flight finish briefly, before the
 // database closes.
 export const webhookDispatcher = fp(async (app) => {
-  const dispatcher = new WebhookDispatcher({ db: app.db, dialect: app.dialect, config: app.config, log: app.log.child({ component: 'webhooks' }) })
+  const dispatcher = new WebhookDispatcher({ db: app.db, dialect: app.dialect, config: app.config, log: app.log.child({ component: 'webhooks' }), notifications: app.notifications })
   app.addHook('onReady', async () => { dispatcher.start() })
   app.addHook('onClose', async () => { await dispatcher.stop() })
-}, { name: 'webhook-dispatcher', dependencies: ['database'] })
+}, { name: 'webhook-dispatcher', dependencies: ['database', 'notifications'] })

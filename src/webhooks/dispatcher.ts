@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
-import pg from 'pg'
 import type { Dispatcher } from 'undici'
 import type { Config } from '../config/config.js'
 import type { DialectName } from '../db/database.js'
+import type { Notifications } from '../db/notifications.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
@@ -50,6 +50,8 @@ export interface DispatcherOptions {
   dialect: DialectName
   config: Config
   log: DispatcherLog
+  /** PostgreSQL: other instances' announcements of new deliveries. */
+  notifications?: Notifications
 }
 
 interface Endpoint { row: WebhookEndpointRow, types: Set<string>, admin: boolean }
@@ -76,7 +78,8 @@ export class WebhookDispatcher {
   #scheduled: NodeJS.Timeout | undefined
   readonly #spacingMs: number
   #timer: NodeJS.Timeout | undefined
-  #listener: pg.Client | undefined
+  readonly #notifications: Notifications | undefined
+  #unlisten: (() => void) | undefined
   #unsubscribe: (() => void) | undefined
   #lastPrune = 0
 
@@ -85,6 +88,7 @@ export class WebhookDispatcher {
     this.#dialect = options.dialect
     this.#config = options.config
     this.#log = options.log
+    this.#notifications = options.notifications
     this.#spacingMs = Math.min(ROUND_SPACING_MS, options.config.webhooks.pollMs)
   }
 
@@ -92,7 +96,7 @@ export class WebhookDispatcher {
     this.#unsubscribe = onEventsCommitted(this.#db, () => { this.wake() })
     this.#timer = setInterval(() => { this.wake() }, this.#config.webhooks.pollMs)
     this.#timer.unref()
-    if (this.#dialect === 'postgres') this.#listen()
+    this.#unlisten = this.#notifications?.subscribe(CHANNEL, () => { this.wake() })
     this.wake()
   }
 
@@ -292,31 +296,6 @@ export class WebhookDispatcher {
     })
   }
 
-  #listen (): void {
-    if (this.#stopping.signal.aborted) return
-    const client = new pg.Client({ connectionString: this.#config.databaseUrl, connectionTimeoutMillis: 3000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
-    this.#listener = client
-    // Called by whichever comes first of 'error', 'end' and the failed connect, and only once
-    // per client: each call starts a new listener, so a second call would double them at every
-    // retry (thousands of connections after a few seconds without a database).
-    let retried = false
-    const retry = (): void => {
-      if (retried) return
-      retried = true
-      client.removeAllListeners()
-      client.on('error', () => {})
-      void client.end().catch(() => {})
-      if (this.#listener === client) this.#listener = undefined
-      if (!this.#stopping.signal.aborted) setTimeout(() => { this.#listen() }, 1000).unref()
-    }
-    client.on('notification', () => { this.wake() })
-    client.on('error', retry)
-    client.on('end', retry)
-    client.connect()
-      .then(async () => await client.query(`listen ${CHANNEL}`))
-      .catch(retry)
-  }
-
   async stop (): Promise<void> {
     if (this.#stopping.signal.aborted) return
     clearInterval(this.#timer)
@@ -329,13 +308,7 @@ export class WebhookDispatcher {
     await Promise.allSettled([...this.#inFlight])
     // A round still running finishes its statements before the database closes.
     while (this.#running) await new Promise((resolve) => setTimeout(resolve, 10))
-    const listener = this.#listener
-    this.#listener = undefined
-    if (listener !== undefined) {
-      listener.removeAllListeners()
-      listener.on('error', () => {})
-      await listener.end().catch(() => {})
-    }
+    this.#unlisten?.()
     const agent = await this.#agent?.catch(() => undefined)
     await agent?.close().catch(() => {})
   }

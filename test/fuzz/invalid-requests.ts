@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { breakersOf, type Breaker } from './invalid-values.js'
-import { atLeastOneOf, PRINTABLE_KEY_PATTERN, withoutAllOf } from './schema-arbitrary.js'
+import { documentedHeaderName } from '../../src/http/validation.js'
+import { atLeastOneOf, PRINTABLE_KEY_PATTERN, SEQUENCE_PATTERN, withoutAllOf } from './schema-arbitrary.js'
 import type { Operation, Schema } from './openapi-operations.js'
 import { validRequest, type GeneratedRequest } from './request-arbitrary.js'
 
@@ -62,10 +63,11 @@ function targetsOf (op: Operation, body: Schema | undefined): Target[] {
     if (p.in === 'header') {
       // Header values stay visible ASCII or Latin-1, as they would over a real connection; the
       // field is the header's name written the usual way (Idempotency-Key).
-      const field = p.name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase())
+      const field = documentedHeaderName(p.name)
       const breakers: Breaker[] = []
       if (p.schema.maxLength !== undefined) breakers.push({ rule: 'too long', value: fc.integer({ min: p.schema.maxLength + 1, max: p.schema.maxLength + 20 }).map((n) => 'k'.repeat(n)) })
       if (p.schema.pattern === PRINTABLE_KEY_PATTERN) breakers.push({ rule: 'not printable ASCII', value: fc.constantFrom('caf\u00e9', '\u00ff', 'a\u00a0b') })
+      if (p.schema.pattern === SEQUENCE_PATTERN) breakers.push({ rule: 'not a sequence', value: fc.constantFrom('abc', '-1', '01', '1.5', '1e3', ' 7', '0x10', '99999999999999999') })
       if (breakers.length > 0) targets.push({ name: field, excludes: independent, edit: broken(breakers, (v) => setPart('headers', p.name, v), field) })
       continue
     }

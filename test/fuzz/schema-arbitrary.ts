@@ -4,7 +4,7 @@ import type { Schema } from './openapi-operations.js'
 // A small JSON Schema → fast-check converter for exactly the keywords our OpenAPI document uses.
 // A keyword it does not know is an error, not a silent skip: a new rule in the document must be
 // taught here before the fuzzer claims to cover it. Patterns are not run through a regex engine:
-// the document uses a few known shapes (non-blank, a decimal id, a printable-ASCII key), and
+// the document uses a few known shapes (non-blank, a decimal id or sequence, a printable-ASCII key), and
 // each has its own generator.
 
 /** Keywords that only describe; they constrain nothing. */
@@ -20,8 +20,9 @@ const CONSTRAINTS = new Set([
 export const NON_BLANK = '\\S'
 export const HAS_WORD = '[\\p{L}\\p{N}]'
 export const ID_PATTERN = '^[1-9][0-9]{0,18}$'
+export const SEQUENCE_PATTERN = '^(0|[1-9][0-9]{0,15})$'
 export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$'
-const KNOWN_PATTERNS = [NON_BLANK, ID_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD]
+const KNOWN_PATTERNS = [NON_BLANK, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD]
 const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri']
 
 export const MAX_ID = 9223372036854775807n
@@ -140,6 +141,7 @@ function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
   // A URL the fuzz app's configuration accepts as a webhook target (WEBHOOK_ALLOW_HOSTS=127.0.0.1).
   if (schema.format === 'uri') return fc.tuple(fc.integer({ min: 1, max: 65535 }), fc.webPath()).map(([port, path]) => `http://127.0.0.1:${port}${path}`)
   if (schema.format === 'date-time') return fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4102444800000) }).map((d) => d.toISOString())
+  if (schema.pattern === SEQUENCE_PATTERN) return fc.oneof(fc.constant('0'), fc.bigInt(1n, 10n ** 16n - 1n).map(String))
   if (schema.pattern === PRINTABLE_KEY_PATTERN) return printableKey.filter((k) => k.length >= min && k.length <= max)
   if (schema.pattern === NON_BLANK) return nonBlankText(Math.max(min, 1), max)
   return fc.array(textChar, { minLength: min, maxLength: Math.min(max, min + 40) }).map((c) => c.join(''))

@@ -1,16 +1,17 @@
 import type { FastifyInstance } from 'fastify'
 
-// Everything the service stores about users, sessions, posts, products and orders, read straight
+// Everything the service stores about users, sessions, stream tickets, posts, products and orders, read straight
 // from the database, so that "nothing changed" is checked on the rows themselves (a refused
 // request that wrote and then answered 4xx would show here, whatever the API says). Log-in
 // failure records and idempotency records are left out: recording refusals is their purpose.
 
-const TABLES = ['users', 'sessions', 'posts', 'products', 'orders'] as const
+// Each table with the column its rows are listed by.
+const TABLES = [['users', 'id'], ['sessions', 'id'], ['stream_tickets', 'ticket_hash'], ['posts', 'id'], ['products', 'id'], ['orders', 'id']] as const
 
 export async function storedState (app: FastifyInstance): Promise<string> {
   const parts: string[] = []
-  for (const table of TABLES) {
-    const rows = await app.db.selectFrom(table).selectAll().orderBy('id').execute()
+  for (const [table, key] of TABLES) {
+    const rows = await app.db.selectFrom(table).selectAll().orderBy(key).execute()
     // One line per row, so that a difference names the row.
     parts.push(`${table}: ${rows.length} rows`)
     for (const row of rows) parts.push(`${table}: ${JSON.stringify(row, (_, v: unknown) => typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v)}`)

@@ -35,6 +35,7 @@ const DOCUMENTED_TABLE: Record<string, number> = {
   IDEMPOTENCY_KEY_REUSED: 422,
   IDEMPOTENCY_KEY_IN_USE: 409,
   TOO_MANY_REQUESTS: 429,
+  TOO_MANY_STREAMS: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
   // The HTTP layer's own answers, before a request reaches the app (test/http/client-errors.test.ts).
@@ -96,7 +97,7 @@ describe('the error catalogue', () => {
     }
     const retryable = entries.filter((e) => e.retryable).map((e) => e.code).sort()
     // A request timed out because it was not all sent in time may go through unchanged (RFC 9110 15.5.9).
-    assert.deepEqual(retryable, ['IDEMPOTENCY_KEY_IN_USE', 'REQUEST_TIMEOUT', 'SERVICE_UNAVAILABLE', 'TOO_MANY_REQUESTS'])
+    assert.deepEqual(retryable, ['IDEMPOTENCY_KEY_IN_USE', 'REQUEST_TIMEOUT', 'SERVICE_UNAVAILABLE', 'TOO_MANY_REQUESTS', 'TOO_MANY_STREAMS'])
   })
 
   test('an unknown code is 404 NOT_FOUND, inherited object members and other spellings included', async () => {

@@ -101,6 +101,7 @@ describe('OpenAPI document', () => {
       'GET /v1/orders/{id}': 'getOrder',
       'PATCH /v1/orders/{id}': 'updateOrder',
       'GET /v1/events': 'listEvents',
+      'POST /v1/events/stream-tickets': 'createStreamTicket',
       'POST /v1/webhook-endpoints': 'createWebhookEndpoint',
       'GET /v1/webhook-endpoints': 'listWebhookEndpoints',
       'GET /v1/webhook-endpoints/{id}': 'getWebhookEndpoint',

@@ -6,6 +6,7 @@ import { startReceiver, type Receiver } from '../webhooks/receiver.js'
 import { assertProblem, MiB, rawTries, undiciTries } from '../http/early-answer-client.js'
 import { attempt, json, startLoad, waitFor } from './load.js'
 import { ADMIN, startCluster, type ClusterProcess } from './cluster-process.js'
+import { follow } from '../events/sse-client.js'
 import { skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
 
 // Three instances behind HAProxy, started by `npm run cluster` (cluster-process.ts), on
@@ -152,6 +153,9 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     const endpoint = await body(await fetch(`${base}/v1/webhook-endpoints`, json({ url: receiver.url, events: ['post.created'] }, admin)), 201) as { id: number }
     // Events from here on are the endpoint's to receive (the earlier tests' were made before it existed).
     const from = (await allEvents(base, admin)).at(-1)?.sequence ?? 0
+    // Event streams through the balancer, an administrator's and the writer's, reconnecting as a
+    // browser does whenever theirs ends: the killed instance's streams go with it.
+    const followers = [follow(`${base}/v1/events?after=${from}`, admin), follow(`${base}/v1/events?after=${from}`, writer.auth)]
     const load = startLoad(12, async (w, i) => await attempt('post', `${base}/v1/posts`, json({ title: `k${w}`, content: `${i}` }, writer.auth), (b) => String(b.id)))
     await new Promise((resolve) => setTimeout(resolve, 1000))
     // The kill is asynchronous: until the process is gone, its sockets still take connections.
@@ -190,11 +194,18 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
       attempts += page.reduce((sum, d) => sum + d.attempts, 0)
       next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1]
     }
+    // Each stream saw exactly the feed its reader pulls, across the kill: nothing missed, nothing twice.
+    const pulled = [(await allEvents(base, admin)).filter((e) => e.sequence > from), (await allEvents(base, writer.auth)).filter((e) => e.sequence > from)]
+    for (const [i, follower] of followers.entries()) await follower.reach(pulled[i]!.at(-1)!.sequence)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    for (const follower of followers) follower.stop()
+    for (const [i, follower] of followers.entries()) assert.deepEqual(follower.sequences, pulled[i]!.map((e) => e.sequence), `stream ${i}: the pull feed's sequences, in order, each once`)
     const duplicates = receiver.received.length - received().size
     const figures = {
       scenario: 'instance SIGKILL', requests: outcomes.length, statuses: statuses(outcomes), acknowledged: acknowledged.length, lost,
       msFromKillToGone: goneAt - killedAt, msFromKillToLastFailure: lastFailure - killedAt,
-      webhookEvents: events.length, deliveriesReceived: receiver.received.length, duplicateDeliveries: duplicates, attemptsLogged: attempts
+      webhookEvents: events.length, deliveriesReceived: receiver.received.length, duplicateDeliveries: duplicates, attemptsLogged: attempts,
+      streamedEvents: followers.map((f) => f.sequences.length), streamOpenings: followers.map((f) => f.opened)
     }
     t.diagnostic(`figures ${JSON.stringify(figures)}`)
     assert.equal(lost, 0)

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { startServer } from '../server/process.js'
+import { openStream } from '../events/sse-client.js'
 import { signUpAndLogIn } from './api-client.js'
 import { attempt, count, json, startLoad } from './load.js'
 import { skipWithoutPostgres, startPrivatePostgres } from './private-postgres.js'
@@ -18,8 +19,30 @@ import { skipWithoutPostgres, startPrivatePostgres } from './private-postgres.js
 const WORKERS = 50
 const GRACE_MS = 1500
 const MAX_RESETS = 2
+const STREAMS = 10
 
 describe('SIGTERM under keep-alive load', { timeout: 700_000 }, () => {
+  test('event streams end cleanly as the drain begins, each counted; the process exits 0', { timeout: 60_000 }, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'api-drain-streams-'))
+    after(() => { rmSync(dir, { recursive: true, force: true }) })
+    const server = startServer({ DATABASE_URL: `file:${join(dir, 'app.db')}`, SHUTDOWN_GRACE_MS: String(GRACE_MS) })
+    const base = await server.listening()
+    const users = await Promise.all(Array.from({ length: STREAMS }, async (_, i) => await signUpAndLogIn(base, `stream${i}@example.com`)))
+    const streams = await Promise.all(users.map(async (user) => await openStream(`${base}/v1/events`, user.auth)))
+    assert.ok(streams.every((s) => s.status === 200))
+    const signalAt = Date.now()
+    server.child.kill('SIGTERM')
+    const endings = await Promise.all(streams.map(async (s) => await s.ended(GRACE_MS + 5000)))
+    const endedMs = Date.now() - signalAt
+    const exitCode = await server.exit()
+    const ended = server.stdout().split('\n').filter((l) => l.includes('"msg":"event stream ended"') && l.includes('"reason":"shutdown"')).length
+    t.diagnostic(`figures ${JSON.stringify({ streams: STREAMS, endedCleanly: endings.filter((e) => e === 'end').length, endedByShutdown: ended, msSignalToAllEnded: endedMs })}`)
+    assert.deepEqual(endings, streams.map(() => 'end'), 'every stream ends with the end of its answer, not a reset')
+    assert.equal(ended, STREAMS)
+    assert.ok(endedMs < GRACE_MS, `the streams end as the drain begins (${endedMs} ms), within its grace period`)
+    assert.equal(exitCode, 0)
+  })
+
   test(`drains for SHUTDOWN_GRACE_MS=${GRACE_MS}, loses nothing, exits 0`, { timeout: 90_000 }, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'api-drain-'))
     after(() => { rmSync(dir, { recursive: true, force: true }) })

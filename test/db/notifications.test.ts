@@ -2,12 +2,10 @@ import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { test } from 'node:test'
-import { loadConfig } from '../../src/config/config.js'
-import { openDatabase } from '../../src/db/database.js'
-import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js'
+import { Notifications } from '../../src/db/notifications.js'
 
-// The dispatcher's LISTEN connection (PostgreSQL) reconnects once a second while the database is
-// out of reach, one connection at a time. Here the "database" is a loopback port that accepts
+// The LISTEN connection (PostgreSQL; the webhook dispatcher's and the event streams' hints)
+// reconnects once a second while the database is out of reach, one connection at a time. Here the "database" is a loopback port that accepts
 // and at once closes every connection, as a load balancer with no primary behind it does: a
 // failed connect reports itself more than once (its 'error' or 'end', and the connect's
 // rejection), and each report used to start a new listener, doubling them every second.
@@ -21,18 +19,13 @@ async function closingServer (): Promise<{ server: Server, url: string, accepted
 
 test('without a database, the LISTEN connection is retried once a second, never multiplied', async () => {
   const listenTarget = await closingServer()
-  const poolTarget = await closingServer()
-  const config = loadConfig({ DATABASE_URL: listenTarget.url, WEBHOOK_POLL_MS: '600000' })
-  const { db } = openDatabase(poolTarget.url)
-  const quiet = { warn: () => {}, info: () => {} }
-  const dispatcher = new WebhookDispatcher({ db, dialect: 'postgres', config, log: quiet })
-  dispatcher.start()
+  const notifications = new Notifications(listenTarget.url)
+  notifications.subscribe('webhook_deliveries', () => {})
+  notifications.subscribe('events', () => {})
   await new Promise((resolve) => setTimeout(resolve, 4500))
   const tries = listenTarget.accepted()
-  await dispatcher.stop()
-  await db.destroy().catch(() => {})
+  await notifications.stop()
   listenTarget.server.close()
-  poolTarget.server.close()
   // One try at once, then one a second: 5 in 4.5 s (doubling would have made 31).
   assert.ok(tries >= 3 && tries <= 6, `${tries} connections in 4.5 s`)
 })
