@@ -12,10 +12,16 @@ export const VICTIMS = 40
 /** A write acknowledged this long before the loss must be in the latest restore. */
 export const RPO_MS = 2000
 
+/**
+ * A write of a post's content: `acknowledged` is when its answer came, Infinity for one that got
+ * none (in flight at the loss, or refused). One with no answer may still have committed: a
+ * restore that holds its content holds a later state of the post than the acknowledged versions
+ * before it (each writer writes one request at a time), not a loss of them.
+ */
 interface Version { content: string, started: number, acknowledged: number }
 
 export interface DrillRecord {
-  /** Each post acknowledged as created, with every acknowledged version of its content, in order. */
+  /** Each post acknowledged as created, with every version of its content sent, in order (see Version). */
   posts: Map<number, Version[]>
   /** The victims: made before T, deleted after it (when the delete was acknowledged). */
   victims: Map<number, number | undefined>
@@ -59,7 +65,7 @@ export async function drillLoad (base: string, options: { beforeMs: number, afte
     if (round % 3 === 2 && mine.length > 0) {
       const id = mine[round % mine.length]!
       const outcome = await attempt('patch', `${base}/v1/posts/${id}`, { ...json({ content }, writer.auth), method: 'PATCH' })
-      if (outcome.status === 200) { acknowledge(id, { content, started, acknowledged: outcome.ended }); acknowledged += 1 }
+      if (outcome.status === 200) { acknowledge(id, { content, started, acknowledged: outcome.ended }); acknowledged += 1 } else acknowledge(id, { content, started, acknowledged: Infinity })
       return outcome
     }
     const outcome = await attempt('create', `${base}/v1/posts`, json({ title: `w${worker}`, content }, writer.auth), (b) => String(b.id))
