@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import { serviceUnavailable } from './errors.js'
 
@@ -59,17 +58,6 @@ export const drain = fp(async (app) => {
       app.server.off('connection', arrived)
     }
   })
-  // A connection on which the client has sent nothing yet (HTTP clients and browsers open spare
-  // ones ahead of need) is not idle to Node, so closing would wait for it until its socket
-  // timeout; once the listener has closed, nothing will ever be asked on it, and it is closed.
-  const connections = new Set<Socket>()
-  app.server.on('connection', (socket: Socket) => {
-    connections.add(socket)
-    socket.once('close', () => { connections.delete(socket) })
-  })
-  const closeUnused = (): void => {
-    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
-  }
   app.addHook('onRequest', (_request, _reply, done) => {
     if (closing) done(serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } }))
     else if (holding) void released.then(() => { done() })
@@ -81,12 +69,11 @@ export const drain = fp(async (app) => {
   })
   app.addHook('preClose', async () => {
     closing = true
-    // Fastify closes the listener right after its preClose hooks; the held requests go on once
-    // it has, and no connection arrives after it.
+    if (!holding) return
+    // Fastify closes the listener right after its preClose hooks; the held requests go on once it has.
     void (async () => {
       while (app.server.listening) await sleep(1)
-      closeUnused()
-      if (holding) release()
+      release()
     })()
   })
 }, { name: 'drain', dependencies: ['request-id', 'error-handler'] })
