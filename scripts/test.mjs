@@ -28,6 +28,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'api-test-report-'))
 const totals = { pass: 0, fail: 0, skipped: 0 }
 
 function pass (name, passFiles, env, concurrency) {
+  const started = Date.now()
   const tap = join(tmp, `${name}.tap`)
   const result = spawnSync(process.execPath, [
     '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`,
@@ -39,7 +40,7 @@ function pass (name, passFiles, env, concurrency) {
   const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(report)?.[1] ?? 0)
   const passed = count('pass'); const fail = count('fail') + (result.status !== 0 && count('fail') === 0 ? 1 : 0)
   const skipped = count('skipped') + count('todo')
-  console.log(`\n${name}: ${passed} passed, ${fail} failed, ${skipped} skipped`)
+  console.log(`\n${name}: ${passed} passed, ${fail} failed, ${skipped} skipped (${Math.round((Date.now() - started) / 1000)} s)`)
   totals.pass += passed; totals.fail += fail; totals.skipped += skipped
 }
 
@@ -49,10 +50,8 @@ for (const db of databases) {
 }
 
 if (systemFiles.length > 0) {
-  const started = Date.now()
   console.log(`\n=== system tests (${systemFiles.length} files, once, one at a time) ===\n`)
   pass('system', systemFiles, { TEST_DB: 'sqlite' }, 1)
-  console.log(`system tests took ${Math.round((Date.now() - started) / 1000)} s`)
 }
 
 console.log(`\nall passes (${[...databases, ...(systemFiles.length > 0 ? ['system'] : [])].join(', ')}):`)

@@ -7,6 +7,7 @@ import { notifications } from './db/notifications.plugin.js'
 import { clientErrorHandler } from './http/client-error.js'
 import { cors } from './http/cors.js'
 import { drain } from './http/drain.js'
+import { silentConnections } from './http/silent-connections.js'
 import { earlyAnswers } from './http/early-answer.js'
 import { errorHandler, frameworkErrors } from './http/error-handler.js'
 import { jsonBody } from './http/json-body.plugin.js'
@@ -81,6 +82,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(securityHeaders)
   await app.register(errorHandler)
   await app.register(drain)
+  await app.register(silentConnections)
   await app.register(earlyAnswers)
   await app.register(databasePlugin, { database })
   await app.register(notifications)

@@ -81,6 +81,35 @@ describe('the HTTP layer answers in the problem body', () => {
       }
     })
 
+    test('a connection that sends nothing: 408 REQUEST_TIMEOUT after the header limit, also while the server closes, which does not wait for it', async () => {
+      testApp.app.server.headersTimeout = 1000
+      testApp.app.server.requestTimeout = 1500
+      try {
+        const { raw, ms } = await exchange([], { keepOpen: true })
+        assertProblem(raw, 408, 'REQUEST_TIMEOUT')
+        assert.ok(ms < 5000, `answered after ${ms} ms`)
+      } finally {
+        testApp.app.server.headersTimeout = 10_000
+        testApp.app.server.requestTimeout = 30_000
+      }
+      // Node stops checking the limits once close() is called, and close() ends idle connections
+      // only; one still waiting for its first request is not idle.
+      const closing = await buildTestApp()
+      const port = Number(new URL(await closing.url()).port)
+      closing.app.server.headersTimeout = 1000
+      closing.app.server.requestTimeout = 1500
+      const socket = connect(port, '127.0.0.1')
+      let raw = ''
+      socket.on('data', (chunk: Buffer) => { raw += chunk.toString('latin1') })
+      await new Promise<void>((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject) })
+      const started = Date.now()
+      await closing.close()
+      const ms = Date.now() - started
+      assert.ok(ms < 5000, `close() took ${ms} ms`)
+      assertProblem(raw, 408, 'REQUEST_TIMEOUT')
+      socket.destroy()
+    })
+
     test('headers trickled (slow-loris): 408 REQUEST_TIMEOUT, and others are served meanwhile', async () => {
       testApp.app.server.headersTimeout = 1500
       // Node requires headersTimeout <= requestTimeout; the headers here arrive at once.
