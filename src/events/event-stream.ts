@@ -5,6 +5,7 @@ import type { Notifications } from '../db/notifications.js'
 import type { Db } from '../db/schema.js'
 import { ApiError } from '../http/errors.js'
 import { onCredentialsRevoked, type Revocation } from '../sessions/revocations.js'
+import { CoalescedTask } from './coalesced-task.js'
 import { onEventsCommitted } from './committed.js'
 import { eventJson } from './event.json.js'
 import { lastNumberedAfter, latestEvents, listEvents, numberEvents, EVENTS_CHANNEL } from './event.repository.js'
@@ -89,8 +90,7 @@ export class EventStreams {
   #opening = 0
   #tail: bigint | undefined
   #ring: Array<{ row: EventRow, json: string }> = []
-  #reading = false
-  #readAgain = false
+  readonly #reads = new CoalescedTask(async () => { await this.#read() }, (error) => { this.#options.log.warn({ err: error }, 'event streams: reading the feed failed') })
   #timer: NodeJS.Timeout | undefined
   #unsubscribe: Array<() => void> = []
   #closed = false
@@ -187,20 +187,8 @@ export class EventStreams {
 
   /** Reads the events numbered since the last read into the ring, then brings every stream up to date. */
   wake (): void {
-    if (this.#closed || this.#streams.size === 0) return
-    if (this.#reading) {
-      this.#readAgain = true
-      return
-    }
-    this.#reading = true
-    void this.#read().catch((error: unknown) => { this.#options.log.warn({ err: error }, 'event streams: reading the feed failed') })
-      .finally(() => {
-        this.#reading = false
-        if (this.#readAgain) {
-          this.#readAgain = false
-          this.wake()
-        }
-      })
+    if (this.#closed || this.#streams.size === 0 || this.#reads.busy()) return
+    this.#reads.start(() => { this.wake() })
   }
 
   async #read (): Promise<void> {

@@ -6,6 +6,7 @@ import type { Notifications } from '../db/notifications.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
+import { CoalescedTask } from '../events/coalesced-task.js'
 import { onEventsCommitted } from '../events/committed.js'
 import { eventJson } from '../events/event.json.js'
 import { eventsAfter, eventsToFanOut, lastNumberedAfter, setFanOutMark, lockEventLog, numberEvents, pruneEvents, recordEvent } from '../events/event.repository.js'
@@ -70,8 +71,8 @@ export class WebhookDispatcher {
   #agent: Promise<Dispatcher> | undefined
   readonly #inFlight = new Set<Promise<void>>()
   readonly #stopping = new AbortController()
-  #running = false
-  #again = false
+  // The database may be out of reach: the next poll tries again.
+  readonly #rounds = new CoalescedTask(async () => { await this.#round() }, (error) => { this.#log.warn({ err: error }, 'webhook dispatcher round failed') })
   #claiming: Promise<void> | undefined
   #claimAgain = false
   #lastRound = 0
@@ -108,11 +109,7 @@ export class WebhookDispatcher {
    */
   wake (): void {
     if (this.#stopping.signal.aborted) return
-    if (this.#running) {
-      this.#again = true
-      return
-    }
-    if (this.#scheduled !== undefined) return
+    if (this.#rounds.busy() || this.#scheduled !== undefined) return
     const wait = this.#lastRound + this.#spacingMs - Date.now()
     if (wait > 0) {
       this.#scheduled = setTimeout(() => {
@@ -121,20 +118,8 @@ export class WebhookDispatcher {
       }, wait)
       return
     }
-    this.#running = true
     this.#lastRound = Date.now()
-    void this.#round()
-      .catch((error: unknown) => {
-        // The database may be out of reach: the next poll tries again.
-        this.#log.warn({ err: error }, 'webhook dispatcher round failed')
-      })
-      .finally(() => {
-        this.#running = false
-        if (this.#again) {
-          this.#again = false
-          this.wake()
-        }
-      })
+    this.#rounds.start(() => { this.wake() })
   }
 
   async #round (): Promise<void> {
@@ -307,7 +292,7 @@ export class WebhookDispatcher {
     await this.#claiming?.catch(() => {})
     await Promise.allSettled([...this.#inFlight])
     // A round still running finishes its statements before the database closes.
-    while (this.#running) await new Promise((resolve) => setTimeout(resolve, 10))
+    while (this.#rounds.running) await new Promise((resolve) => setTimeout(resolve, 10))
     this.#unlisten?.()
     const agent = await this.#agent?.catch(() => undefined)
     await agent?.close().catch(() => {})

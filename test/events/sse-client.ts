@@ -22,7 +22,8 @@ export interface SseStream {
 
 export async function openStream (url: string, headers: Record<string, string> = {}): Promise<SseStream> {
   const controller = new AbortController()
-  const res = await request(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal })
+  // A stream that never opens fails the test within seconds, not after undici's 300 s.
+  const res = await request(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal, headersTimeout: 15_000 })
   const messages: SseMessage[] = []
   const comments: string[] = []
   let ending: 'end' | 'error' | undefined
