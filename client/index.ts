@@ -9,7 +9,7 @@ export type { components, operations, paths }
 export type Schemas = components['schemas']
 
 export interface ApiClientOptions extends ClientOptions {
-  /** A bearer token from `POST /v1/sessions`; sent as `Authorization: Bearer TOKEN`. */
+  /** A bearer credential, sent as `Authorization: Bearer …`: a log-in token from `POST /v1/sessions`, or an API key (`rk_…`) from `POST /v1/api-keys`. */
   token?: string
 }
 

@@ -613,6 +613,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your API keys, newest first
+         * @description Your own keys, expired ones included (administrators too see only their own). Never the secrets. Keyset paging as on every list. Needs a log-in token.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description A key for a program: it acts as you, limited to its scopes. The key is in this answer only; only its hash is kept. A scope you do not hold (products:write is for administrators) is 400 on that `scopes` item. At most 20 live keys per account (409 TOO_MANY_API_KEYS). Needs a log-in token.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one of your API keys
+         * @description Never the secret. Someone else's key, or a revoked one, is 404 API_KEY_NOT_FOUND. Needs a log-in token.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description At once, on every instance: the next request made with it is 401, and its event streams end. The key is gone (404 on its id afterwards). Needs a log-in token.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "user.created": {
@@ -855,6 +903,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "api_key.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.created
+         * @description An API key was created (its prefix, never its secret). Seen by the key's owner and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["apiKeyCreatedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "api_key.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * api_key.revoked
+         * @description An API key was revoked by its owner (`data` is the key as it was). Seen by the key's owner and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         */
+        post: operations["apiKeyRevokedEventWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.ping": {
         parameters: {
             query?: never;
@@ -913,7 +1001,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -1908,8 +1996,72 @@ export interface components {
             };
             data: components["schemas"]["WebhookEndpoint"];
         };
+        /** @description An API key was created (its prefix, never its secret). Seen by the key's owner and administrators. */
+        ApiKeyCreatedEvent: {
+            /**
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "api_key.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "api_key";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["ApiKey"];
+        };
+        /** @description An API key was revoked by its owner (`data` is the key as it was). Seen by the key's owner and administrators. */
+        ApiKeyRevokedEvent: {
+            /**
+             * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
+             * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
+             */
+            id: string;
+            /**
+             * @description The event's place in the feed: strictly increasing in commit order, with no gaps a reader can see.
+             * @example 1042
+             */
+            sequence: number;
+            /** @enum {string} */
+            type: "api_key.revoked";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            occurredAt: string;
+            resource: {
+                /** @enum {string} */
+                type: "api_key";
+                /**
+                 * Format: int64
+                 * @example 42
+                 */
+                id: number;
+                /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
+                version: number;
+            };
+            data: components["schemas"]["ApiKey"];
+        };
         /** @description An event: `{id, sequence, type, occurredAt, resource: {type, id, version}, data}`; `data` is absent for a deletion. */
-        Event: components["schemas"]["UserCreatedEvent"] | components["schemas"]["UserUpdatedEvent"] | components["schemas"]["UserDeletedEvent"] | components["schemas"]["PostCreatedEvent"] | components["schemas"]["PostUpdatedEvent"] | components["schemas"]["PostDeletedEvent"] | components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderShippedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"];
+        Event: components["schemas"]["UserCreatedEvent"] | components["schemas"]["UserUpdatedEvent"] | components["schemas"]["UserDeletedEvent"] | components["schemas"]["PostCreatedEvent"] | components["schemas"]["PostUpdatedEvent"] | components["schemas"]["PostDeletedEvent"] | components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderShippedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["ApiKeyCreatedEvent"] | components["schemas"]["ApiKeyRevokedEvent"];
         /** @description A test delivery asked for with POST /v1/webhook-endpoints/{id}/ping; never in the feed. */
         WebhookPingEvent: {
             /**
@@ -1939,7 +2091,7 @@ export interface components {
          * @example {
          *       "id": 5,
          *       "userId": 42,
-         *       "url": "https://hooks.example.com/resource-api",
+         *       "url": "https://example.com/hooks/resource-api",
          *       "events": [
          *         "order.created",
          *         "order.canceled"
@@ -1984,7 +2136,7 @@ export interface components {
          * @example {
          *       "id": 5,
          *       "userId": 42,
-         *       "url": "https://hooks.example.com/resource-api",
+         *       "url": "https://example.com/hooks/resource-api",
          *       "events": [
          *         "order.created",
          *         "order.canceled"
@@ -2033,7 +2185,7 @@ export interface components {
         /**
          * @description A new webhook endpoint.
          * @example {
-         *       "url": "https://hooks.example.com/resource-api",
+         *       "url": "https://example.com/hooks/resource-api",
          *       "events": [
          *         "order.created",
          *         "order.canceled"
@@ -2045,17 +2197,17 @@ export interface components {
             /**
              * Format: uri
              * @description Where deliveries are POSTed: an https URL on a public address (http and private addresses only for hosts the operator allows).
-             * @example https://hooks.example.com/resource-api
+             * @example https://example.com/hooks/resource-api
              */
             url: string;
             /**
-             * @description The event types to deliver, or ["*"] for every type the owner may read: user.created, user.updated, user.deleted, post.created, post.updated, post.deleted, product.created, product.updated, order.created, order.canceled, order.shipped, webhook_endpoint.disabled. Default ["*"].
+             * @description The event types to deliver, or ["*"] for every type the owner may read: user.created, user.updated, user.deleted, post.created, post.updated, post.deleted, product.created, product.updated, order.created, order.canceled, order.shipped, webhook_endpoint.disabled, api_key.created, api_key.revoked. Default ["*"].
              * @example [
              *       "order.created",
              *       "order.canceled"
              *     ]
              */
-            events?: ("*" | "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled" | "api_key.created" | "api_key.revoked")[];
             /**
              * @description A note for people, at most 500 characters.
              * @example Warehouse
@@ -2084,17 +2236,17 @@ export interface components {
             /**
              * Format: uri
              * @description Where deliveries are POSTed: an https URL on a public address (http and private addresses only for hosts the operator allows).
-             * @example https://hooks.example.com/resource-api
+             * @example https://example.com/hooks/resource-api
              */
             url?: string;
             /**
-             * @description The event types to deliver, or ["*"] for every type the owner may read: user.created, user.updated, user.deleted, post.created, post.updated, post.deleted, product.created, product.updated, order.created, order.canceled, order.shipped, webhook_endpoint.disabled.
+             * @description The event types to deliver, or ["*"] for every type the owner may read: user.created, user.updated, user.deleted, post.created, post.updated, post.deleted, product.created, product.updated, order.created, order.canceled, order.shipped, webhook_endpoint.disabled, api_key.created, api_key.revoked.
              * @example [
              *       "order.created",
              *       "order.canceled"
              *     ]
              */
-            events?: ("*" | "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled")[];
+            events?: ("*" | "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled" | "api_key.created" | "api_key.revoked")[];
             /**
              * @description A note for people, at most 500 characters.
              * @example Warehouse
@@ -2148,7 +2300,7 @@ export interface components {
              */
             eventId: string;
             /** @enum {string} */
-            eventType: "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled" | "webhook.ping";
+            eventType: "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled" | "api_key.created" | "api_key.revoked" | "webhook.ping";
             /**
              * @description PENDING (to be sent, or retried at `nextAttemptAt`), SUCCEEDED (a 2xx answer), FAILED (no attempts left, the endpoint answered 410, or it was disabled).
              * @enum {string}
@@ -2171,6 +2323,121 @@ export interface components {
              */
             createdAt: string;
             completedAt: string | null;
+        };
+        /**
+         * @description An API key, without its secret.
+         * @example {
+         *       "id": 7,
+         *       "name": "fulfilment job",
+         *       "scopes": [
+         *         "orders:read",
+         *         "orders:write"
+         *       ],
+         *       "prefix": "rk_Xb4k9QmT",
+         *       "createdAt": "2026-11-27T09:00:00.000Z",
+         *       "expiresAt": null,
+         *       "lastUsedAt": "2026-11-27T09:14:00.000Z"
+         *     }
+         */
+        ApiKey: {
+            /**
+             * Format: int64
+             * @example 42
+             */
+            id: number;
+            name: string;
+            scopes: string[];
+            /** @description The start of the key (`rk_` and 8 characters), to tell keys apart; the rest is never shown again. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            createdAt: string;
+            /** @description When it stops working; null: until revoked. */
+            expiresAt: string | null;
+            /** @description Its latest use: the first at once, later ones to the minute; null if never used. */
+            lastUsedAt: string | null;
+        };
+        /**
+         * @description A new API key, with the key itself, shown once.
+         * @example {
+         *       "id": 7,
+         *       "name": "fulfilment job",
+         *       "scopes": [
+         *         "orders:read",
+         *         "orders:write"
+         *       ],
+         *       "prefix": "rk_Xb4k9QmT",
+         *       "createdAt": "2026-11-27T09:00:00.000Z",
+         *       "expiresAt": null,
+         *       "lastUsedAt": null,
+         *       "key": "rk_Xb4k9QmTz2LwP8vRjN5cY1aF7dHs3Ge6K0tUq9Wi"
+         *     }
+         */
+        ApiKeyWithSecret: {
+            /**
+             * Format: int64
+             * @example 42
+             */
+            id: number;
+            name: string;
+            scopes: string[];
+            /** @description The start of the key (`rk_` and 8 characters), to tell keys apart; the rest is never shown again. */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            createdAt: string;
+            /** @description When it stops working; null: until revoked. */
+            expiresAt: string | null;
+            /** @description Its latest use: the first at once, later ones to the minute; null if never used. */
+            lastUsedAt: string | null;
+            /**
+             * @description The key: `rk_`, 32 random characters and a 6-character checksum. Shown only in this answer; send it as `Authorization: Bearer <key>`.
+             * @example rk_Xb4k9QmTz2LwP8vRjN5cY1aF7dHs3Ge6K0tUq9Wi
+             */
+            key: string;
+        };
+        /**
+         * @description A new API key.
+         * @example {
+         *       "name": "fulfilment job",
+         *       "scopes": [
+         *         "orders:read",
+         *         "orders:write"
+         *       ]
+         *     }
+         */
+        ApiKeyCreateRequest: {
+            /**
+             * @description What the key is for, at most 100 characters.
+             * @example fulfilment job
+             */
+            name: string;
+            /**
+             * @description What the key may do, each scope once. A write scope does not include its read scope.
+             * @example [
+             *       "orders:read",
+             *       "orders:write"
+             *     ]
+             */
+            scopes: ("posts:write" | "orders:read" | "orders:write" | "products:write" | "events:read" | "webhooks:read" | "webhooks:write")[];
+            /**
+             * Format: date-time
+             * @description When the key stops working (in the future); without it the key works until revoked.
+             * @example 2027-06-01T00:00:00Z
+             */
+            expiresAt?: string;
+            /** @description The key id. Read-only: accepted and ignored. */
+            readonly id?: unknown;
+            /** @description The start of the key. Read-only: accepted and ignored. */
+            readonly prefix?: unknown;
+            /** @description Creation time. Read-only: accepted and ignored. */
+            readonly createdAt?: unknown;
+            /** @description Time of the last use. Read-only: accepted and ignored. */
+            readonly lastUsedAt?: unknown;
         };
         /**
          * @description One error code of the catalogue, explained.
@@ -2630,42 +2897,43 @@ export interface components {
                 };
             };
         };
-        /** @description [ACCESS_DENIED](/errors/ACCESS_DENIED) */
-        AccessDenied: {
+        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [ACCESS_DENIED](/errors/ACCESS_DENIED) */
+        InsufficientScopeOrAccessDenied: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "type": "/errors/ACCESS_DENIED",
-                 *       "title": "Access denied",
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
                  *       "status": 403,
-                 *       "code": "ACCESS_DENIED",
-                 *       "message": "You do not have permission to perform this action.",
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
                  *       "requestId": "req-1"
                  *     }
                  */
                 "application/json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
-                    code?: "ACCESS_DENIED";
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
                 };
                 /**
                  * @example {
-                 *       "type": "/errors/ACCESS_DENIED",
-                 *       "title": "Access denied",
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
                  *       "status": 403,
-                 *       "code": "ACCESS_DENIED",
-                 *       "message": "You do not have permission to perform this action.",
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
                  *       "requestId": "req-1"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
-                    code?: "ACCESS_DENIED";
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
                 };
             };
         };
@@ -2705,6 +2973,46 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "PRECONDITION_FAILED";
+                };
+            };
+        };
+        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE) */
+        InsufficientScope: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE";
                 };
             };
         };
@@ -2786,42 +3094,43 @@ export interface components {
                 };
             };
         };
-        /** @description [FORBIDDEN_POST_ACCESS](/errors/FORBIDDEN_POST_ACCESS) */
-        ForbiddenPostAccess: {
+        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [FORBIDDEN_POST_ACCESS](/errors/FORBIDDEN_POST_ACCESS) */
+        InsufficientScopeOrForbiddenPostAccess: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "type": "/errors/FORBIDDEN_POST_ACCESS",
-                 *       "title": "Forbidden post access",
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
                  *       "status": 403,
-                 *       "code": "FORBIDDEN_POST_ACCESS",
-                 *       "message": "You do not have permission to perform this action.",
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
                  *       "requestId": "req-1"
                  *     }
                  */
                 "application/json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
-                    code?: "FORBIDDEN_POST_ACCESS";
+                    code?: "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS";
                 };
                 /**
                  * @example {
-                 *       "type": "/errors/FORBIDDEN_POST_ACCESS",
-                 *       "title": "Forbidden post access",
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
                  *       "status": 403,
-                 *       "code": "FORBIDDEN_POST_ACCESS",
-                 *       "message": "You do not have permission to perform this action.",
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
                  *       "requestId": "req-1"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
-                    code?: "FORBIDDEN_POST_ACCESS";
+                    code?: "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS";
                 };
             };
         };
@@ -2978,6 +3287,45 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND";
+                };
+            };
+        };
+        /** @description [API_KEY_NOT_FOUND](/errors/API_KEY_NOT_FOUND) */
+        ApiKeyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/API_KEY_NOT_FOUND",
+                 *       "title": "API key not found",
+                 *       "status": 404,
+                 *       "code": "API_KEY_NOT_FOUND",
+                 *       "message": "The API key does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "API_KEY_NOT_FOUND";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/API_KEY_NOT_FOUND",
+                 *       "title": "API key not found",
+                 *       "status": 404,
+                 *       "code": "API_KEY_NOT_FOUND",
+                 *       "message": "The API key does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "API_KEY_NOT_FOUND";
                 };
             };
         };
@@ -3377,7 +3725,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             404: components["responses"]["UserNotFound"];
             409: components["responses"]["DuplicateEmail"];
             412: components["responses"]["PreconditionFailed"];
@@ -3418,7 +3766,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             404: components["responses"]["UserNotFound"];
             412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -3520,7 +3868,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             404: components["responses"]["UserNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3657,6 +4005,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3683,6 +4032,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3811,6 +4161,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3938,7 +4289,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["ForbiddenPostAccess"];
+            403: components["responses"]["InsufficientScopeOrForbiddenPostAccess"];
             404: components["responses"]["PostNotFound"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3978,7 +4329,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["ForbiddenPostAccess"];
+            403: components["responses"]["InsufficientScopeOrForbiddenPostAccess"];
             404: components["responses"]["PostNotFound"];
             412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -4048,7 +4399,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["ForbiddenPostAccess"];
+            403: components["responses"]["InsufficientScopeOrForbiddenPostAccess"];
             404: components["responses"]["PostNotFound"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4232,7 +4583,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -4363,7 +4714,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             404: components["responses"]["ProductNotFound"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4443,6 +4794,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrCursorMismatch"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4502,6 +4854,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             /** @description [PRODUCT_NOT_FOUND](/errors/PRODUCT_NOT_FOUND) */
             404: {
                 headers: {
@@ -4684,6 +5037,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["OrderNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4750,7 +5104,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             404: components["responses"]["OrderNotFound"];
             /** @description [ORDER_CANNOT_CANCEL](/errors/ORDER_CANNOT_CANCEL), [ORDER_CANNOT_SHIP](/errors/ORDER_CANNOT_SHIP) */
             409: {
@@ -4875,7 +5229,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrCursorMismatch"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["AccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             404: components["responses"]["UserNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4893,7 +5247,7 @@ export interface operations {
                 /** @description Events per page, 1 to 100 (default 20); not for a stream. */
                 limit?: number;
                 /** @description Only events of this type. */
-                type?: "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled";
+                type?: "user.created" | "user.updated" | "user.deleted" | "post.created" | "post.updated" | "post.deleted" | "product.created" | "product.updated" | "order.created" | "order.canceled" | "order.shipped" | "webhook_endpoint.disabled" | "api_key.created" | "api_key.revoked";
                 /** @description A stream ticket (POST /v1/events/stream-tickets) instead of the Authorization header, for a browser's EventSource; only with `Accept: text/event-stream`. */
                 ticket?: string;
             };
@@ -4929,6 +5283,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             /** @description [EVENTS_EXPIRED](/errors/EVENTS_EXPIRED) */
             410: {
                 headers: {
@@ -5047,6 +5402,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5083,7 +5439,7 @@ export interface operations {
                      *       {
                      *         "id": 5,
                      *         "userId": 42,
-                     *         "url": "https://hooks.example.com/resource-api",
+                     *         "url": "https://example.com/hooks/resource-api",
                      *         "events": [
                      *           "order.created",
                      *           "order.canceled"
@@ -5101,6 +5457,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5117,7 +5474,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://hooks.example.com/resource-api",
+                 *       "url": "https://example.com/hooks/resource-api",
                  *       "events": [
                  *         "order.created",
                  *         "order.canceled"
@@ -5143,7 +5500,7 @@ export interface operations {
                      * @example {
                      *       "id": 5,
                      *       "userId": 42,
-                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "url": "https://example.com/hooks/resource-api",
                      *       "events": [
                      *         "order.created",
                      *         "order.canceled"
@@ -5161,6 +5518,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5200,7 +5558,7 @@ export interface operations {
                      * @example {
                      *       "id": 5,
                      *       "userId": 42,
-                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "url": "https://example.com/hooks/resource-api",
                      *       "events": [
                      *         "order.created",
                      *         "order.canceled"
@@ -5228,6 +5586,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -5264,6 +5623,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFound"];
             412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -5318,7 +5678,7 @@ export interface operations {
                      * @example {
                      *       "id": 5,
                      *       "userId": 42,
-                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "url": "https://example.com/hooks/resource-api",
                      *       "events": [
                      *         "order.created",
                      *         "order.canceled"
@@ -5335,6 +5695,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFound"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5372,7 +5733,7 @@ export interface operations {
                      * @example {
                      *       "id": 5,
                      *       "userId": 42,
-                     *       "url": "https://hooks.example.com/resource-api",
+                     *       "url": "https://example.com/hooks/resource-api",
                      *       "events": [
                      *         "order.created",
                      *         "order.canceled"
@@ -5390,6 +5751,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5445,6 +5807,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5507,6 +5870,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -5564,6 +5928,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFoundOrWebhookDeliveryNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -5622,9 +5987,259 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["WebhookEndpointNotFoundOrWebhookDeliveryNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's Link rel="next". */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 7,
+                     *         "name": "fulfilment job",
+                     *         "scopes": [
+                     *           "orders:read",
+                     *           "orders:write"
+                     *         ],
+                     *         "prefix": "rk_Xb4k9QmT",
+                     *         "createdAt": "2026-11-27T09:00:00.000Z",
+                     *         "expiresAt": null,
+                     *         "lastUsedAt": "2026-11-27T09:14:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "fulfilment job",
+                 *       "scopes": [
+                 *         "orders:read",
+                 *         "orders:write"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The key, with its secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "name": "fulfilment job",
+                     *       "scopes": [
+                     *         "orders:read",
+                     *         "orders:write"
+                     *       ],
+                     *       "prefix": "rk_Xb4k9QmT",
+                     *       "createdAt": "2026-11-27T09:00:00.000Z",
+                     *       "expiresAt": null,
+                     *       "lastUsedAt": null,
+                     *       "key": "rk_Xb4k9QmTz2LwP8vRjN5cY1aF7dHs3Ge6K0tUq9Wi"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
+            /** @description [TOO_MANY_API_KEYS](/errors/TOO_MANY_API_KEYS) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/TOO_MANY_API_KEYS",
+                     *       "title": "Too many API keys",
+                     *       "status": 409,
+                     *       "code": "TOO_MANY_API_KEYS",
+                     *       "message": "You have as many API keys as an account may hold.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "TOO_MANY_API_KEYS";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/TOO_MANY_API_KEYS",
+                     *       "title": "Too many API keys",
+                     *       "status": 409,
+                     *       "code": "TOO_MANY_API_KEYS",
+                     *       "message": "You have as many API keys as an account may hold.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "TOO_MANY_API_KEYS";
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier GET; when it still matches the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "name": "fulfilment job",
+                     *       "scopes": [
+                     *         "orders:read",
+                     *         "orders:write"
+                     *       ],
+                     *       "prefix": "rk_Xb4k9QmT",
+                     *       "createdAt": "2026-11-27T09:00:00.000Z",
+                     *       "expiresAt": null,
+                     *       "lastUsedAt": "2026-11-27T09:14:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Not modified: the If-None-Match tag still matches. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["ApiKeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["ApiKeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6074,6 +6689,82 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    apiKeyCreatedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer, or none within the time limit, is retried on the schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    apiKeyRevokedEventWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id: the same on every attempt and redelivery, so a receiver drops a duplicate.
+                 * @example evt_3q2-7xWm0aZ5vLk8pQnRtY
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When the attempt was signed, in seconds since 1970; refuse one too far from now (the standardwebhooks package allows 5 minutes).
+                 * @example 1795624200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,BASE64` signatures (HMAC-SHA256 of `id.timestamp.body`), one per current secret. Verify with the Standard Webhooks libraries.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyRevokedEvent"];
             };
         };
         responses: {

@@ -1,3 +1,4 @@
+import { apiKeyRoutes } from './api-keys/api-key.routes.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Config } from './config/config.js'
@@ -24,7 +25,7 @@ import { productRoutes } from './products/product.routes.js'
 import { metrics } from './service/metrics.js'
 import { openapi } from './service/openapi.js'
 import { serviceRoutes } from './service/service.routes.js'
-import { authentication } from './sessions/authentication.js'
+import { authentication, countedByKey } from './sessions/authentication.js'
 import { sessionRoutes } from './sessions/session.routes.js'
 import { userRoutes } from './users/user.routes.js'
 import { eventRoutes } from './events/event.routes.js'
@@ -90,13 +91,13 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(cors, { origins: config.corsOrigins })
   await app.register(jsonBody)
   await app.register(validation)
-  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute })
+  await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, countedElsewhere: countedByKey })
   await app.register(openapi)
   await app.register(metrics)
   await app.register(authentication)
 
   await app.register(serviceRoutes)
-  for (const routes of [userRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes]) {
+  for (const routes of [userRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
   await app.register(webhookDispatcher)

@@ -1,7 +1,8 @@
 import type { Config } from './config/config.js'
 import type { Db } from './db/schema.js'
 import type { DialectName } from './db/database.js'
-import type { CurrentUser } from './sessions/authentication.js'
+import type { CallerKey, CurrentUser } from './sessions/authentication.js'
+import type { RateLimiter } from './http/rate-limit.js'
 import type { FieldError } from './http/errors.js'
 import type { Registry } from 'prom-client'
 import type { Notifications } from './db/notifications.js'
@@ -24,6 +25,8 @@ declare module 'fastify' {
     accessLog: RequestLog
     /** The event streams open on this instance (events/event-stream.ts). */
     eventStreams: EventStreams
+    /** The general rate limit's counters (http/rate-limit.ts); undefined when it is off. */
+    rateLimiter: RateLimiter | undefined
   }
   interface FastifyContextConfig {
     /**
@@ -43,5 +46,7 @@ declare module 'fastify' {
     user: CurrentUser | null
     /** The hash of the caller's bearer token (its session), set with `user`. */
     sessionTokenHash: string | null
+    /** The API key the request was made with (null for a log-in token), set with `user`. */
+    apiKey: CallerKey | null
   }
 }

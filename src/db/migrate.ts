@@ -14,6 +14,7 @@ import { orderListIndexes } from './migrations/011-order-list-indexes.js'
 import { postListing } from './migrations/012-post-listing.js'
 import { sqliteEventNumberIsKey } from './migrations/013-sqlite-event-number-is-key.js'
 import { eventStreamTickets } from './migrations/014-event-stream-tickets.js'
+import { apiKeys } from './migrations/015-api-keys.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -32,7 +33,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '011-order-list-indexes': orderListIndexes(dialect),
     '012-post-listing': postListing(dialect),
     '013-sqlite-event-number-is-key': sqliteEventNumberIsKey(dialect),
-    '014-event-stream-tickets': eventStreamTickets(dialect)
+    '014-event-stream-tickets': eventStreamTickets(dialect),
+    '015-api-keys': apiKeys(dialect)
   }
 }
 

@@ -8,6 +8,7 @@ import type { IdempotencyKeyTable, OrderTable } from '../orders/order.table.js'
 import type { EventFeedTable, EventLogTable, EventPendingTable, EventTable } from '../events/event.table.js'
 import type { WebhookDeliveryTable, WebhookEndpointTable } from '../webhooks/webhook.table.js'
 import type { StreamTicketTable } from '../events/stream-ticket.repository.js'
+import type { ApiKeyTable } from '../api-keys/api-key.table.js'
 
 export interface Database {
   users: UserTable
@@ -26,6 +27,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointTable
   webhook_deliveries: WebhookDeliveryTable
   stream_tickets: StreamTicketTable
+  api_keys: ApiKeyTable
 }
 
 export type Db = Kysely<Database>

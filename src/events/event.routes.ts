@@ -1,16 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { nowIso } from '../db/types.js'
 import { write } from '../db/write.js'
 import { ApiError, validationError } from '../http/errors.js'
 import { DEFAULT_LIMIT, PAGE_BYTES } from '../http/paging.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { AUTH_ERRORS, COMMON_HEADERS, errorResponses, LINK_HEADER, success } from '../http/schemas.js'
-import { authenticate, authenticateSession, currentUser, isAdmin, unauthenticated } from '../sessions/authentication.js'
+import { findKeyUserById } from '../api-keys/api-key.repository.js'
+import { requires } from '../api-keys/scopes.js'
+import { authenticate, authenticateKeyById, authenticateSession, currentUser, isAdmin, unauthenticated, type CurrentUser } from '../sessions/authentication.js'
 import { findSessionUser } from '../sessions/session.repository.js'
-import { EventStreams } from './event-stream.js'
+import { EventStreams, type StreamCaller } from './event-stream.js'
 import { createTicket, ticketCredential } from './stream-ticket.repository.js'
 import { eventJson } from './event.json.js'
 import { listEvents, numberEvents, readEventLog } from './event.repository.js'
@@ -68,14 +70,44 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('preClose', async () => { streams.close() })
   app.decorate('eventStreams', streams)
 
+  /** How a stream's credential is checked again, and which revocations end it: its session's, or its API key's. */
+  function streamCaller (request: FastifyRequest, user: CurrentUser, reader: bigint | 'all'): StreamCaller {
+    // A key that never expires: the stream lives until the key is revoked (checked every few seconds).
+    const expiresAt = user.sessionExpiresAt === null ? new Date(8.64e15) : new Date(user.sessionExpiresAt)
+    const key = request.apiKey
+    if (key !== null) {
+      return {
+        userId: user.id,
+        reader,
+        expiresAt,
+        stillValid: async () => (await findKeyUserById(db, key.id, nowIso()))?.id === user.id,
+        // A password change leaves API keys (and their streams); an account deleted takes them.
+        revokedBy: (revocation) => 'apiKeyId' in revocation
+          ? revocation.apiKeyId === key.id
+          : 'userId' in revocation && revocation.userId === user.id && revocation.keepSessionTokenHash === undefined
+      }
+    }
+    const tokenHash = request.sessionTokenHash ?? ''
+    return {
+      userId: user.id,
+      reader,
+      expiresAt,
+      stillValid: async () => (await findSessionUser(db, tokenHash, nowIso()))?.id === user.id,
+      revokedBy: (revocation) => 'sessionTokenHash' in revocation
+        ? revocation.sessionTokenHash === tokenHash
+        : 'userId' in revocation && revocation.userId === user.id && revocation.keepSessionTokenHash !== tokenHash
+    }
+  }
+
   /** A ticket's caller on a stream request; the Authorization header otherwise. */
-  async function authenticateFeed (request: FastifyRequest): Promise<void> {
+  async function authenticateFeed (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { ticket } = request.query as { ticket?: unknown }
-    if (typeof ticket !== 'string' || !wantsStream(request)) return await authenticate(request)
-    const credential = await ticketCredential(db, ticket, nowIso())
-    if (credential === undefined || credential.sessionTokenHash === null) throw unauthenticated()
-    await authenticateSession(request, credential.sessionTokenHash)
-    if (currentUser(request).id !== credential.userId) throw unauthenticated()
+    if (typeof ticket !== 'string' || !wantsStream(request)) return await authenticate(request, reply)
+    const made = await ticketCredential(db, ticket, nowIso())
+    if (made?.credential === undefined) throw unauthenticated()
+    if ('sessionTokenHash' in made.credential) await authenticateSession(request, made.credential.sessionTokenHash)
+    else await authenticateKeyById(request, made.credential.apiKeyId, 'events:read')
+    if (currentUser(request).id !== made.userId) throw unauthenticated()
   }
 
   app.get('/events', {
@@ -95,7 +127,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'least every 15 s while idle. The stream ends when its credential expires or is revoked, and at a shutdown; reconnect ' +
         'with `Last-Event-ID` (a browser\'s EventSource does). A browser opens it with a ticket (`?ticket=`, from POST ' +
         '/v1/events/stream-tickets). At most 10 streams per user on an instance (429 TOO_MANY_STREAMS).',
-      security: [{ bearerAuth: [] }],
+      security: requires('events:read'),
       querystring: EventFeedQuery,
       headers: FeedHeaders,
       response: {
@@ -128,17 +160,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const types = request.query.type === undefined ? undefined : [request.query.type]
     const reader = isAdmin(user) ? 'all' as const : user.id
     if (stream) {
-      const tokenHash = request.sessionTokenHash ?? ''
-      const expiresAt = new Date(user.sessionExpiresAt)
-      await streams.open(request, reply, {
-        userId: user.id,
-        reader,
-        expiresAt,
-        stillValid: async () => (await findSessionUser(db, tokenHash, nowIso()))?.id === user.id,
-        revokedBy: (revocation) => 'sessionTokenHash' in revocation
-          ? revocation.sessionTokenHash === tokenHash
-          : revocation.userId === user.id && revocation.keepSessionTokenHash !== tokenHash
-      }, after, types)
+      await streams.open(request, reply, streamCaller(request, user, reader), after, types)
       return reply
     }
     const limit = request.query.limit ?? DEFAULT_LIMIT
@@ -172,7 +194,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'A ticket is good for 5 minutes, only for opening the caller\'s own event streams (`GET /v1/events?ticket=…` with ' +
         '`Accept: text/event-stream`; no other operation takes it), and never logged. A stream opened with it lives as long ' +
         'as the credential that made the ticket. Once it has expired, ask for a new one and reopen with `after`.',
-      security: [{ bearerAuth: [] }],
+      security: requires('events:read'),
       response: {
         201: success(StreamTicket, { description: 'The ticket, shown only here.' }),
         ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE')
@@ -180,8 +202,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const user = currentUser(request)
-    const tokenHash = request.sessionTokenHash ?? ''
-    const created = await write(db, async (trx) => await createTicket(trx, user.id, tokenHash, new Date()))
+    const credential = request.apiKey === null ? { sessionTokenHash: request.sessionTokenHash ?? '' } : { apiKeyId: request.apiKey.id }
+    const created = await write(db, async (trx) => await createTicket(trx, user.id, credential, new Date()))
     return await reply.code(201).send(created)
   })
 }

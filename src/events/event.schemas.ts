@@ -12,14 +12,15 @@ import { EVENT_TYPES, PING_TYPE, resourceTypeOf, type EventType, type ResourceTy
 export const EventId = Type.String({ description: 'The event\'s id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.', examples: ['evt_3q2-7xWm0aZ5vLk8pQnRtY'] })
 export const Sequence = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The event\'s place in the feed: strictly increasing in commit order, with no gaps a reader can see.', examples: [1042] })
 
-// The representation a webhook endpoint's disabling carries (defined by the webhooks feature,
-// referenced here by name to keep the two features' schemas apart).
+// The representations a webhook endpoint's disabling and an API key's events carry (defined by
+// their features, referenced here by name to keep the features' schemas apart).
 const DATA: Record<ResourceType, string> = {
   user: UserPrivate.$id!,
   post: Post.$id!,
   product: Product.$id!,
   order: Order.$id!,
-  webhook_endpoint: 'WebhookEndpoint'
+  webhook_endpoint: 'WebhookEndpoint',
+  api_key: 'ApiKey'
 }
 
 const DESCRIPTIONS: Record<EventType, string> = {
@@ -34,7 +35,9 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'order.created': 'An order was placed (PAID). Seen by the ordering user and administrators.',
   'order.canceled': 'An order was canceled; its units went back to stock. Seen by the ordering user and administrators.',
   'order.shipped': 'An order was shipped. Seen by the ordering user and administrators.',
-  'webhook_endpoint.disabled': 'A webhook endpoint was disabled by the service: it answered 410 Gone, or every delivery failed for too long. Seen by the endpoint\'s owner and administrators.'
+  'webhook_endpoint.disabled': 'A webhook endpoint was disabled by the service: it answered 410 Gone, or every delivery failed for too long. Seen by the endpoint\'s owner and administrators.',
+  'api_key.created': 'An API key was created (its prefix, never its secret). Seen by the key\'s owner and administrators.',
+  'api_key.revoked': 'An API key was revoked by its owner (`data` is the key as it was). Seen by the key\'s owner and administrators.'
 }
 
 export function eventSchemaName (type: string): string {

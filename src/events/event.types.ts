@@ -5,7 +5,8 @@ export const EVENT_TYPES = [
   'post.created', 'post.updated', 'post.deleted',
   'product.created', 'product.updated',
   'order.created', 'order.canceled', 'order.shipped',
-  'webhook_endpoint.disabled'
+  'webhook_endpoint.disabled',
+  'api_key.created', 'api_key.revoked'
 ] as const
 
 export type EventType = typeof EVENT_TYPES[number]
@@ -13,7 +14,7 @@ export type EventType = typeof EVENT_TYPES[number]
 /** The event a webhook endpoint receives when asked to test itself; never in the feed. */
 export const PING_TYPE = 'webhook.ping'
 
-export type ResourceType = 'user' | 'post' | 'product' | 'order' | 'webhook_endpoint'
+export type ResourceType = 'user' | 'post' | 'product' | 'order' | 'webhook_endpoint' | 'api_key'
 
 export function resourceTypeOf (type: EventType): ResourceType {
   return type.slice(0, type.indexOf('.')) as ResourceType

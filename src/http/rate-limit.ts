@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from './errors.js'
 import { routeOf } from './route-of.js'
@@ -87,28 +87,56 @@ export class FixedWindows {
 export interface RateLimitOptions {
   /** Requests per client address per minute; 0 turns the limit off. */
   perMinute: number
+  /** Requests counted by someone else, through `app.rateLimiter` (authentication counts a request made with an API key in the key's window). */
+  countedElsewhere?: (request: FastifyRequest) => boolean
 }
 
-export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute }) => {
-  if (perMinute <= 0) return
+/**
+ * The counters, for authentication: a request made with an API key counts in the key's own
+ * window, once the key is found (a made-up key cannot buy a window of its own: an unknown key
+ * counts in its address's). Each call counts one request, sets the RateLimit fields on the
+ * reply, and throws the 429 past the limit.
+ */
+export interface RateLimiter {
+  countAddress: (request: FastifyRequest, reply: FastifyReply | undefined) => void
+  countKey: (request: FastifyRequest, reply: FastifyReply | undefined, keyId: bigint) => void
+}
+
+export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedElsewhere = () => false }) => {
+  if (perMinute <= 0) {
+    app.decorate('rateLimiter', undefined)
+    return
+  }
   const windows = new FixedWindows()
   const policy = `"default";q=${perMinute};w=${WINDOW_SECONDS}`
 
+  /** Counts a request in `key`'s window: the error past the limit, else undefined (headers set). */
+  function count (key: string, reply: FastifyReply | undefined): ApiError | undefined {
+    const now = Date.now()
+    const window = windows.hit(key, now)
+    const reset = Math.max(1, Math.ceil((window.endsAt - now) / 1000))
+    const headers = { 'ratelimit-policy': policy, ratelimit: `"default";r=${Math.max(0, perMinute - window.count)};t=${reset}` }
+    if (window.count > perMinute) return new ApiError('TOO_MANY_REQUESTS', { headers: { ...headers, 'retry-after': String(reset) } })
+    reply?.headers(headers)
+    return undefined
+  }
+  app.decorate('rateLimiter', {
+    countAddress (request: FastifyRequest, reply: FastifyReply | undefined) {
+      const error = count(clientKey(request.ip), reply)
+      if (error !== undefined) throw error
+    },
+    countKey (_request: FastifyRequest, reply: FastifyReply | undefined, keyId: bigint) {
+      const error = count(`key ${keyId}`, reply)
+      if (error !== undefined) throw error
+    }
+  })
+
   // A callback hook: no promise per request.
   app.addHook('onRequest', (request, reply, done) => {
-    if (isExempt(request)) {
+    if (isExempt(request) || countedElsewhere(request)) {
       done()
       return
     }
-    const now = Date.now()
-    const window = windows.hit(clientKey(request.ip), now)
-    const reset = Math.max(1, Math.ceil((window.endsAt - now) / 1000))
-    const headers = { 'ratelimit-policy': policy, ratelimit: `"default";r=${Math.max(0, perMinute - window.count)};t=${reset}` }
-    if (window.count > perMinute) {
-      done(new ApiError('TOO_MANY_REQUESTS', { headers: { ...headers, 'retry-after': String(reset) } }))
-      return
-    }
-    reply.headers(headers)
-    done()
+    done(count(clientKey(request.ip), reply))
   })
 }, { name: 'rate-limit', dependencies: ['error-handler', 'cors'] })

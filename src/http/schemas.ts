@@ -37,9 +37,29 @@ export const MAX_ISSUED_ID = Number.MAX_SAFE_INTEGER
 /** An id as it appears in a representation: an integer written as a JSON number, at most 2^53 - 1. */
 export const Id = Type.Unsafe<bigint>({ type: 'integer', format: 'int64', minimum: 1, maximum: MAX_ISSUED_ID, examples: [42] })
 
+/**
+ * The decimal integers from 1 to `max` as one regular expression, so that the document's
+ * machine-readable rule is the one enforced: every shorter number, then for each digit of `max`
+ * the numbers that match it up to there and are lower at that digit, then `max` itself.
+ */
+export function decimalsUpTo (max: bigint): string {
+  const digits = max.toString()
+  const branches = digits.length > 1 ? [`[1-9][0-9]{0,${digits.length - 2}}`] : []
+  for (const [i, digit] of [...digits].entries()) {
+    const low = i === 0 ? 1 : 0
+    const rest = digits.length - 1 - i
+    if (Number(digit) - 1 >= low) branches.push(`${digits.slice(0, i)}[${low}-${Number(digit) - 1}]${rest > 0 ? `[0-9]{${rest}}` : ''}`)
+  }
+  branches.push(digits)
+  return `^(?:${branches.join('|')})$`
+}
+
+/** A path or query id: 1 to 2^63 − 1 in decimal, no sign, no leading zero. */
+export const ID_PATTERN = decimalsUpTo(MAX_ID)
+
 /** An id as it appears in a path or query: a decimal string, never parsed through floating point. */
 export function IdString (description = 'A resource id: a decimal integer from 1 to 9223372036854775807.'): TString {
-  return Type.String({ pattern: '^[1-9][0-9]{0,18}$', 'x-int64-id': true, description, examples: ['42'] })
+  return Type.String({ pattern: ID_PATTERN, 'x-int64-id': true, description, examples: ['42'] })
 }
 
 export const IdParams = Type.Object({ id: IdString() })
@@ -102,9 +122,12 @@ export const COMMON_HEADERS = {
 export const RETRY_AFTER_HEADER = { 'retry-after': Type.String({ description: 'Seconds to wait before retrying.' }) }
 export const WWW_AUTHENTICATE_HEADER = { 'www-authenticate': Type.String({ description: 'The scheme to use: `Bearer realm="api"`.' }) }
 
+const INSUFFICIENT_SCOPE_HEADER = { 'www-authenticate': Type.String({ description: 'With INSUFFICIENT_SCOPE (RFC 6750): `Bearer realm="api", error="insufficient_scope", scope="<the scope needed>"` (no `scope` where only a log-in token will do).' }) }
+
 /** Headers each error status sends on top of the common ones. */
-function errorHeaders (status: number): Record<string, TSchema> {
+function errorHeaders (status: number, codes: ErrorCode[]): Record<string, TSchema> {
   if (status === 401) return { ...COMMON_HEADERS, ...WWW_AUTHENTICATE_HEADER }
+  if (status === 403 && codes.includes('INSUFFICIENT_SCOPE')) return { ...COMMON_HEADERS, ...INSUFFICIENT_SCOPE_HEADER }
   if (status === 429 || status === 503) return { ...COMMON_HEADERS, ...RETRY_AFTER_HEADER }
   return COMMON_HEADERS
 }
@@ -153,7 +176,7 @@ function errorResponsesOf (codes: ErrorCode[], always: ErrorCode[]): Record<numb
     const example = list.length === 1 && list[0] === 'VALIDATION_ERROR' ? ValidationProblem.examples[0] : exampleProblem(list[0]!)
     responses[status] = Type.Unsafe({
       description: describeCodes(list),
-      headers: errorHeaders(status),
+      headers: errorHeaders(status, list),
       content: { 'application/json': { schema, example }, 'application/problem+json': { schema, example } }
     })
   }
@@ -198,7 +221,8 @@ export function empty (description: string, headers: Record<string, TSchema> = {
 /** The codes every operation with a JSON body can answer for its shape. */
 export const BODY_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']
 /** The codes of an operation that needs a logged-in caller. */
-export const AUTH_ERRORS: ErrorCode[] = ['AUTHENTICATION_REQUIRED']
+/** What authentication answers: no usable credential (401), or an API key without the operation's scope (403). */
+export const AUTH_ERRORS: ErrorCode[] = ['AUTHENTICATION_REQUIRED', 'INSUFFICIENT_SCOPE']
 
 export const NoContent = empty('No content.')
 

@@ -5,7 +5,7 @@ import { parseCursor } from './paging.js'
 import { parseSortedCursor } from './sorted-paging.js'
 import { WHATWG_EMAIL } from './email.js'
 import { parseTimestamp } from './timestamps.js'
-import { HAS_WORD, MAX_ID, NON_BLANK } from './schemas.js'
+import { HAS_WORD, ID_PATTERN, MAX_ID, NON_BLANK } from './schemas.js'
 import { ApiError, type FieldError } from './errors.js'
 import { MisreadNumber } from './json-body.js'
 import { routeOf } from './route-of.js'
@@ -60,8 +60,6 @@ function createAjv (): Ajv {
 
 const ajv = createAjv()
 
-// The pattern of a path or query id (schemas.ts, IdString), named in its error message.
-const ID_PATTERN = '^[1-9][0-9]{0,18}$'
 
 const TYPE_NAMES: Record<string, string> = {
   string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'a JSON object', array: 'an array', null: 'null'
@@ -84,6 +82,7 @@ function messageFor (error: ErrorObject): string {
     case 'pattern': return p.pattern === NON_BLANK
       ? 'must not be blank'
       : p.pattern === HAS_WORD ? 'must contain at least one word (a letter or digit)' : p.pattern === ID_PATTERN ? 'must be an integer id from 1 to 9223372036854775807' : `must match the pattern ${String(p.pattern)}`
+    case 'uniqueItems': return 'must not list an item twice'
     case 'minLength': return `must be at least ${String(p.limit)} characters`
     case 'maxLength': return `must be at most ${String(p.limit)} characters`
     case 'format': return p.format === 'email'

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
+import { requires } from '../api-keys/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -23,7 +24,6 @@ import { moveOrder, placeOrder } from './order.service.js'
 import { authorizeTransition, canRead, type Requester } from './order.state.js'
 import type { OrderRow } from './order.table.js'
 
-const security = [{ bearerAuth: [] }]
 const REPLAYED = { [REPLAYED_HEADER]: Type.Literal('true', { description: 'Present only on a replayed response: the first response to this Idempotency-Key, again.' }) }
 
 function requesterOf (user: CurrentUser, order: OrderRow): Requester {
@@ -58,7 +58,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'at least `quantity` units (409 NOT_ENOUGH_STOCK); the units leave stock and the order is created PAID with ' +
         '`totalPrice = price × quantity`. `userId`, `status` and `totalPrice` are never taken from the client (read-only ' +
         'members are accepted and ignored). Send an `Idempotency-Key` to retry safely.',
-      security,
+      security: requires('orders:write'),
       headers: Type.Object({ [IDEMPOTENCY_HEADER]: Type.Optional(IdempotencyKeyHeader) }),
       body: ref(OrderCreateBody),
       response: {
@@ -99,7 +99,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getOrder',
       summary: 'Read an order (its owner or an admin)',
       description: 'Sends a strong ETag; with a current If-None-Match the answer is 304. Someone else\'s order is 404 ORDER_NOT_FOUND, as if it did not exist.',
-      security,
+      security: requires('orders:read'),
       params: IdParams,
       headers: IfNoneMatchHeaders,
       response: { 200: success(Order, { description: 'The order.', headers: ETAG_HEADER }), 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'ORDER_NOT_FOUND') }
@@ -121,7 +121,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'units go back to stock. `{"status": "SHIPPED"}`: an admin, from PAID (else 409 ORDER_CANNOT_SHIP). Other members of ' +
         'the representation are read-only: accepted and ignored. Someone else\'s order is 404 ORDER_NOT_FOUND, as if it did not exist. ' +
         'Checks run in this order: 404, 403, 412 (If-Match), 409.',
-      security,
+      security: requires('orders:write'),
       params: IdParams,
       headers: IfMatchHeaders,
       consumes: ['application/json', 'application/merge-patch+json'],
@@ -166,7 +166,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'listOrders',
       summary: 'List orders: yours, or everyone\'s for an admin',
       description: `An admin lists every order; anyone else their own (the same list as GET /v1/users/{id}/orders with their id). ${LIST_DESCRIPTION}`,
-      security,
+      security: requires('orders:read'),
       querystring: OrderListQuery,
       response: { 200: listResponse, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'CURSOR_MISMATCH') }
     }
@@ -183,7 +183,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'listUserOrders',
       summary: 'List a user\'s orders (the user or an admin)',
       description: LIST_DESCRIPTION,
-      security,
+      security: requires('orders:read'),
       params: IdParams,
       querystring: OrderListQuery,
       response: { 200: listResponse, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'CURSOR_MISMATCH', 'USER_NOT_FOUND', 'ACCESS_DENIED') }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
+import { requires } from '../api-keys/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
@@ -19,7 +20,6 @@ import { toPost } from './post.representation.js'
 import { Post, PostCreateBody, PostList, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
 
 const tags = ['posts']
-const security = [{ bearerAuth: [] }]
 const WRITE_ERRORS = [...AUTH_ERRORS, 'VALIDATION_ERROR', 'POST_NOT_FOUND', 'FORBIDDEN_POST_ACCESS', 'PRECONDITION_FAILED'] as const
 
 /** Only the author may change a post; anyone else, admins included, gets the same generic 403. */
@@ -107,7 +107,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'createPost',
       summary: 'Create a post',
       description: 'The author is the caller. Read-only members (id, author, views, createdAt, updatedAt) are accepted and ignored.',
-      security,
+      security: requires('posts:write'),
       body: ref(PostCreateBody),
       response: {
         201: success(Post, { description: 'The new post.', headers: { ...LOCATION_HEADER, ...ETAG_HEADER } }),
@@ -132,7 +132,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'replacePost',
       summary: 'Replace a post\'s title and content',
       description: 'Author only. Both title and content are required; read-only members of the representation are accepted and ignored, so a client can PUT back what it read. Honours If-Match.',
-      security,
+      security: requires('posts:write'),
       params: IdParams,
       headers: IfMatchHeaders,
       body: ref(PostReplaceBody),
@@ -150,7 +150,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'updatePost',
       summary: 'Change some of a post\'s title and content',
       description: 'Author only. `application/json` or `application/merge-patch+json`. Only the members sent change, each by the same rule as in PUT; `null` for a member, or a body with neither title nor content, is 400. Honours If-Match.',
-      security,
+      security: requires('posts:write'),
       params: IdParams,
       headers: IfMatchHeaders,
       consumes: ['application/json', 'application/merge-patch+json'],
@@ -169,7 +169,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'deletePost',
       summary: 'Delete a post',
       description: 'Author only. Honours If-Match.',
-      security,
+      security: requires('posts:write'),
       params: IdParams,
       headers: IfMatchHeaders,
       response: { 204: NoContent, ...errorResponses(...WRITE_ERRORS) }

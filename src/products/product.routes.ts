@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
+import { requires } from '../api-keys/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { Type } from '@sinclair/typebox'
 import { nowIso } from '../db/types.js'
@@ -17,7 +18,6 @@ import { findProductById, insertProduct, listProducts, lockProduct, updateProduc
 import { toProduct } from './product.representation.js'
 import { Product, ProductCreateBody, ProductPatchBody, WRITABLE_MEMBERS } from './product.schemas.js'
 
-const security = [{ bearerAuth: [] }]
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
@@ -29,7 +29,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'createProduct',
       summary: 'Create a product (admin)',
       description: 'Admins only. `stock` defaults to 0 and `onSale` to true; `id`, `createdAt` and `updatedAt` are accepted and ignored.',
-      security,
+      security: requires('products:write'),
       body: ref(ProductCreateBody),
       response: { 201: success(Product, { description: 'The new product.', headers: { ...LOCATION_HEADER, ...ETAG_HEADER } }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'ACCESS_DENIED') }
     }
@@ -96,7 +96,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Change some members of a product (admin)',
       description: `Admins only. Send some of ${WRITABLE_MEMBERS.join(', ')} (at least one); each is checked by the same rule as on create. ` +
         '`null` is not accepted for any member. Accepts application/json and application/merge-patch+json.',
-      security,
+      security: requires('products:write'),
       params: IdParams,
       headers: IfMatchHeaders,
       consumes: ['application/json', 'application/merge-patch+json'],

@@ -6,6 +6,7 @@ import { CurrentSession, LoginBody, Session, SessionUser } from '../sessions/ses
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
 import { ErrorEntry, Health, ServiceIndex } from './service.routes.js'
 import { Event, eventSchemas, PingEvent } from '../events/event.schemas.js'
+import { ApiKey, ApiKeyCreateBody, ApiKeyWithSecret } from '../api-keys/api-key.schemas.js'
 import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookEndpointWithSecret } from '../webhooks/webhook.schemas.js'
 
 /**
@@ -22,5 +23,6 @@ export const componentSchemas = [
   Order, OrderCreateBody, OrderPatchBody,
   ...eventSchemas, Event, PingEvent,
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookDelivery,
+  ApiKey, ApiKeyWithSecret, ApiKeyCreateBody,
   ErrorEntry, Health, ServiceIndex
 ]

@@ -154,7 +154,14 @@ export const swaggerOptions: SwaggerOptions = {
     servers: [{ url: '/', 'x-internal': false } as { url: string }],
     // Every operation needs a bearer token unless it says `security: []` (the public ones).
     security: [{ bearerAuth: [] }],
-    components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /v1/sessions (log-in).' } } }
+    // An API key is a bearer credential too; each operation it may call lists the scope it needs
+    // under `apiKey` (OpenAPI 3.1 allows role names for any scheme). One without `apiKey` needs a log-in token.
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /v1/sessions (log-in): everything its user may do.' },
+        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'rk_…', description: 'An API key from POST /v1/api-keys, sent as `Authorization: Bearer rk_…`: only the operations whose `security` lists one of its scopes (posts:write, orders:read, orders:write, products:write, events:read, webhooks:read, webhooks:write); 403 INSUFFICIENT_SCOPE otherwise.' }
+      }
+    }
   },
   transformObject: (documentObject) => {
     const doc = (documentObject as { openapiObject: Json }).openapiObject

@@ -1,7 +1,12 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
+import { looksLikeKey, wellFormedKey } from '../api-keys/key-format.js'
+import { findKeyUser, findKeyUserById, type KeyUser } from '../api-keys/api-key.repository.js'
+import { keyUsed } from '../api-keys/last-used.js'
+import { accessOf, type Access } from '../api-keys/scopes.js'
 import { nowIso } from '../db/types.js'
 import { ApiError } from '../http/errors.js'
+import { routeOf } from '../http/route-of.js'
 import type { Role } from '../users/user.table.js'
 import { findSessionUser } from './session.repository.js'
 import { hashToken } from './token.js'
@@ -11,7 +16,14 @@ export interface CurrentUser {
   email: string
   name: string
   role: Role
-  sessionExpiresAt: Date | string
+  /** When the credential stops being good: the session's expiry, or the key's (null: a key that never expires). */
+  sessionExpiresAt: Date | string | null
+}
+
+/** The API key a request was made with (null for a log-in token). */
+export interface CallerKey {
+  id: bigint
+  scopes: readonly string[]
 }
 
 // The scheme is case-insensitive (RFC 9110 section 11.1): "bearer TOKEN" is the same credential.
@@ -21,26 +33,66 @@ export function unauthenticated (): ApiError {
   return new ApiError('AUTHENTICATION_REQUIRED', { headers: { 'www-authenticate': 'Bearer realm="api"' } })
 }
 
+/** 403 for a key without the scope an operation needs (RFC 6750); for one that needs a log-in token, no scope will do. */
+export function insufficientScope (access: Access): ApiError {
+  return access === 'session'
+    ? new ApiError('INSUFFICIENT_SCOPE', { message: 'This operation needs a log-in token; an API key may not do it.', headers: { 'www-authenticate': 'Bearer realm="api", error="insufficient_scope", error_description="a log-in token is required"' } })
+    : new ApiError('INSUFFICIENT_SCOPE', { message: `This API key lacks the scope ${access}.`, headers: { 'www-authenticate': `Bearer realm="api", error="insufficient_scope", scope="${access}"` } })
+}
+
+/** The bearer credential of a request, if it has one of the right shape. */
+export function bearerOf (request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  return typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
+}
+
 /**
- * Authentication is the sessions feature's: a bearer token names a live session. The plugin
- * gives every request `user` and `sessionTokenHash` (null until `authenticate` sets them); the
- * routes that need a caller name `authenticate` as their onRequest hook, and authorize with the
- * helpers below.
+ * Authentication is the sessions feature's: a bearer credential is a log-in token naming a live
+ * session, or an API key (api-keys/) naming a live key. The plugin gives every request `user`,
+ * `sessionTokenHash` and `apiKey` (null until `authenticate` sets them); the routes that need a
+ * caller name `authenticate` as their onRequest hook and say what they need in their schema's
+ * `security` (api-keys/scopes.ts), and authorize with the helpers below.
  */
 export const authentication = fp(async (app) => {
   app.decorateRequest('user', null)
   app.decorateRequest('sessionTokenHash', null)
+  app.decorateRequest('apiKey', null)
 }, { name: 'authentication', dependencies: ['database', 'error-handler'] })
 
+// What each route needs, read once from its schema.
+const accessByRoute = new WeakMap<FastifySchema, Access>()
+
+/** What the request's route asks of its caller: the scope in its `security`, else a log-in token. */
+export function routeAccess (request: FastifyRequest): Access {
+  const schema = routeOf(request).schema
+  if (schema === undefined) return 'session'
+  let access = accessByRoute.get(schema)
+  if (access === undefined) {
+    access = accessOf((schema as { security?: unknown }).security) ?? 'session'
+    accessByRoute.set(schema, access)
+  }
+  return access
+}
+
 /**
- * onRequest hook for operations that need a logged-in caller: it runs before the body is read,
- * so an anonymous write is 401 whatever it sends (authentication comes before the request's shape).
+ * onRequest hook for operations that need a caller: it runs before the body is read, so an
+ * anonymous write is 401 whatever it sends (authentication comes before the request's shape),
+ * and a key without the operation's scope is 403 INSUFFICIENT_SCOPE just as early.
  */
-export async function authenticate (request: FastifyRequest): Promise<void> {
-  const header = request.headers.authorization
-  const match = typeof header === 'string' ? BEARER.exec(header) : null
-  if (match === null) throw unauthenticated()
-  await authenticateSession(request, hashToken(match[1]!))
+export async function authenticate (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const credential = bearerOf(request)
+  if (credential === undefined) throw unauthenticated()
+  if (looksLikeKey(credential)) await authenticateKey(request, reply, credential, routeAccess(request))
+  else await authenticateSession(request, hashToken(credential))
+}
+
+/**
+ * Whether authentication counts this request in a rate-limit window (http/rate-limit.ts): one made
+ * with an API key to an operation that authenticates, counted in the key's window once the key is found.
+ */
+export function countedByKey (request: FastifyRequest): boolean {
+  const credential = bearerOf(request)
+  return credential !== undefined && looksLikeKey(credential) && accessOf((routeOf(request).schema as { security?: unknown } | undefined)?.security) !== undefined
 }
 
 /** Makes the caller the user of the live session with this token hash (401 when there is none). */
@@ -49,6 +101,42 @@ export async function authenticateSession (request: FastifyRequest, tokenHash: s
   if (found === undefined) throw unauthenticated()
   request.user = { id: found.id, email: found.email, name: found.name, role: found.role, sessionExpiresAt: found.expiresAt }
   request.sessionTokenHash = tokenHash
+}
+
+/**
+ * Makes the caller the owner of a live key, if the key holds what the operation needs. A key of
+ * the wrong shape or checksum is refused without a lookup. Its requests count in the key's own
+ * rate-limit window (an unknown key's, in its address's).
+ */
+export async function authenticateKey (request: FastifyRequest, reply: FastifyReply | undefined, key: string, access: Access): Promise<void> {
+  const limiter = request.server.rateLimiter
+  if (!wellFormedKey(key)) {
+    limiter?.countAddress(request, reply)
+    throw unauthenticated()
+  }
+  const found = await findKeyUser(request.server.db, hashToken(key), nowIso())
+  if (found === undefined) {
+    limiter?.countAddress(request, reply)
+    throw unauthenticated()
+  }
+  admitKey(request, found, access, reply)
+}
+
+/** Makes the caller the owner of a live key named by its id (a stream ticket made with a key), if it holds what is needed. */
+export async function authenticateKeyById (request: FastifyRequest, keyId: bigint, access: Access): Promise<void> {
+  const found = await findKeyUserById(request.server.db, keyId, nowIso())
+  if (found === undefined) throw unauthenticated()
+  admitKey(request, found, access)
+}
+
+/** With `reply`, the request counts in the key's rate-limit window (a ticket's request has counted in its address's already). */
+function admitKey (request: FastifyRequest, found: KeyUser, access: Access, reply?: FastifyReply): void {
+  if (reply !== undefined) request.server.rateLimiter?.countKey(request, reply, found.keyId)
+  const scopes = found.scopes.split(' ')
+  if (access === 'session' || !scopes.includes(access)) throw insufficientScope(access)
+  request.user = { id: found.id, email: found.email, name: found.name, role: found.role, sessionExpiresAt: found.expiresAt }
+  request.apiKey = { id: found.keyId, scopes }
+  keyUsed(request.server.db, found.keyId, found.lastUsedAt)
 }
 
 /** The caller of an authenticated route (the hook guarantees there is one). */

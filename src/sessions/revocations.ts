@@ -3,9 +3,12 @@ import type { Db } from '../db/schema.js'
 // Who must know, in-process, that a credential stopped being good: the event streams opened with
 // it end at once here (on other instances they notice at their next check of the credential).
 // Announced after the commit that revoked it: a log-out, a password change (every other session
-// of the user), an account deleted.
+// of the user; API keys stay), an account deleted (every credential), an API key revoked.
 
-export type Revocation = { sessionTokenHash: string } | { userId: bigint, keepSessionTokenHash?: string }
+export type Revocation =
+  | { sessionTokenHash: string }
+  | { userId: bigint, keepSessionTokenHash?: string }
+  | { apiKeyId: bigint }
 
 const listeners = new WeakMap<Db, Set<(revocation: Revocation) => void>>()
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
+import { requires } from '../api-keys/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
-import { authenticate, currentUser } from './authentication.js'
+import { authenticate, currentUser, unauthenticated } from './authentication.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, LOCATION_HEADER, NoContent, ref, success } from '../http/schemas.js'
 import { afterCommit, write } from '../db/write.js'
 import { credentialsRevoked } from './revocations.js'
@@ -41,10 +42,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getCurrentSession',
       summary: 'The current session',
       description: 'Who the token belongs to and when it expires. The token itself is never shown again.',
+      security: requires('session'),
       response: { 200: success(CurrentSession, { description: 'The session.' }), ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR') }
     }
   }, async (request) => {
     const user = currentUser(request)
+    // Only a log-in token reaches here (its `security`), and a session always expires.
+    if (user.sessionExpiresAt === null) throw unauthenticated()
     return currentSessionRepresentation(user.sessionExpiresAt, user)
   })
 
@@ -55,6 +59,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'deleteCurrentSession',
       summary: 'Log out',
       description: 'Revokes the token at once.',
+      security: requires('session'),
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR') }
     }
   }, async (request, reply) => {

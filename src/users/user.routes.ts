@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
+import { requires } from '../api-keys/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
@@ -20,7 +21,6 @@ import { countPostsByAuthor, deleteUser, postIdsOfAuthor, findUserByEmail, findU
 import { toUserPrivate, toUserPublic } from './user.representation.js'
 import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 
-const security = [{ bearerAuth: [] }]
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
@@ -90,7 +90,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'replaceUser',
       summary: 'Replace your e-mail and name',
       description: 'Only the user may change the account. Honours If-Match.',
-      security,
+      security: requires('session'),
       params: IdParams,
       headers: IfMatchHeaders,
       body: ref(UserReplaceBody),
@@ -116,7 +116,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'deleteUser',
       summary: 'Delete your account',
       description: 'Your sessions, posts and orders go with it; the e-mail address becomes free.',
-      security,
+      security: requires('session'),
       params: IdParams,
       headers: IfMatchHeaders,
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
@@ -166,7 +166,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'changePassword',
       summary: 'Change your password',
       description: 'Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays.',
-      security,
+      security: requires('session'),
       params: IdParams,
       body: ref(PasswordChangeBody),
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'TOO_MANY_REQUESTS') }

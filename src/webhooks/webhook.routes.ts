@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { requires } from '../api-keys/scopes.js'
 import type { Executor } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
@@ -25,7 +26,6 @@ import type { WebhookEndpointRow } from './webhook.table.js'
 const tags = ['webhooks']
 /** A POST that takes no body still has its body read: these are what a body sent anyway can bring. */
 const NO_BODY_ERRORS: ErrorCode[] = ['VALIDATION_ERROR', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']
-const security = [{ bearerAuth: [] }]
 /** How long the previous secret keeps signing after a rotation, so receivers can switch over. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
 
@@ -82,7 +82,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         'of the types in `events`. The URL must be https on a public address: a private, loopback or link-local address ' +
         '(or a name resolving to one) is 400 on `url`, unless the operator allows that host. The signing secret is in this ' +
         'answer only.',
-      security,
+      security: requires('webhooks:write'),
       body: ref(WebhookEndpointCreateBody),
       response: {
         201: success(WebhookEndpointWithSecret, { description: 'The endpoint, with its signing secret.', headers: { ...LOCATION_HEADER } }),
@@ -104,7 +104,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'listWebhookEndpoints',
       summary: 'List webhook endpoints, newest first',
       description: 'A user\'s own endpoints; every endpoint for an administrator. Keyset paging as on every list.',
-      security,
+      security: requires('webhooks:read'),
       querystring: PageQuerySchema,
       response: {
         200: success(Type.Array(ref(WebhookEndpoint), { maxItems: 100 }), { description: 'A page of endpoints.', headers: LINK_HEADER, example: WebhookEndpoint.examples }),
@@ -125,7 +125,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'getWebhookEndpoint',
       summary: 'Read a webhook endpoint',
       description: 'Its owner or an administrator; someone else\'s is 404 WEBHOOK_ENDPOINT_NOT_FOUND. The secret is never shown again.',
-      security,
+      security: requires('webhooks:read'),
       params: IdParams,
       headers: IfNoneMatchHeaders,
       response: { 200: success(WebhookEndpoint, { description: 'The endpoint.', headers: ETAG_HEADER }), 304: NotModified, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'WEBHOOK_ENDPOINT_NOT_FOUND') }
@@ -144,7 +144,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Change a webhook endpoint',
       description: `Some of ${WRITABLE_MEMBERS.join(', ')}, by the same rules as on creation. \`enabled: true\` on an endpoint the service ` +
         'disabled clears `disabledReason`; its deliveries still pending resume. Honours If-Match.',
-      security,
+      security: requires('webhooks:write'),
       params: IdParams,
       headers: IfMatchHeaders,
       consumes: ['application/json', 'application/merge-patch+json'],
@@ -179,7 +179,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint',
       description: 'With its delivery log; nothing more is sent to it. Honours If-Match.',
-      security,
+      security: requires('webhooks:write'),
       params: IdParams,
       headers: IfMatchHeaders,
       response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'WEBHOOK_ENDPOINT_NOT_FOUND', 'PRECONDITION_FAILED') }
@@ -197,7 +197,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Rotate the signing secret',
       description: 'A new secret, shown in this answer only. For the next 24 hours every delivery carries two signatures, one per ' +
         'secret (space-separated in `webhook-signature`), so the receiver can switch secrets without missing one; then only the new one signs.',
-      security,
+      security: requires('webhooks:write'),
       params: IdParams,
       response: {
         200: success(WebhookEndpointWithSecret, { description: 'The endpoint, with its new secret.' }),
@@ -227,7 +227,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Send a test event',
       description: `Queues a \`${PING_TYPE}\` delivery to the endpoint, signed like any other, whatever its \`events\`; follow it in the delivery log. ` +
         'A disabled endpoint gets it once enabled again.',
-      security,
+      security: requires('webhooks:write'),
       params: IdParams,
       response: {
         202: success(WebhookDelivery, { description: 'The queued delivery.', headers: { ...LOCATION_HEADER } }),
@@ -249,7 +249,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'listWebhookDeliveries',
       summary: 'The endpoint\'s delivery log, newest first',
       description: 'Each event sent to the endpoint, with its status, attempts, last answer or failure and timings; kept as long as events are. Keyset paging as on every list.',
-      security,
+      security: requires('webhooks:read'),
       params: IdParams,
       querystring: PageQuerySchema,
       response: {
@@ -270,7 +270,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags,
       operationId: 'getWebhookDelivery',
       summary: 'Read a delivery',
-      security,
+      security: requires('webhooks:read'),
       params: DeliveryParams,
       response: {
         200: success(WebhookDelivery, { description: 'The delivery.' }),
@@ -291,7 +291,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'redeliverWebhookDelivery',
       summary: 'Send a delivery again',
       description: 'Queues a new delivery of the same event (the same body and `webhook-id`, so a receiver that already processed it can tell), with its own attempts.',
-      security,
+      security: requires('webhooks:write'),
       params: DeliveryParams,
       response: {
         202: success(WebhookDelivery, { description: 'The new delivery.', headers: { ...LOCATION_HEADER } }),

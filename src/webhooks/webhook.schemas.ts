@@ -7,11 +7,13 @@ import { Id, IdString, named, ReadOnly, Timestamp } from '../http/schemas.js'
 
 export const ALL_EVENTS = '*'
 
+// The examples use example.com, whose name resolves to public addresses: sent as published, with
+// the default configuration, they are accepted (a made-up host name would be 400 on `url`).
 export const EndpointUrl = Type.String({
   format: 'uri',
   maxLength: 2048,
   description: 'Where deliveries are POSTed: an https URL on a public address (http and private addresses only for hosts the operator allows).',
-  examples: ['https://hooks.example.com/resource-api']
+  examples: ['https://example.com/hooks/resource-api']
 })
 export const EndpointEvents = Type.Array(Type.Unsafe<string>({ type: 'string', enum: [ALL_EVENTS, ...EVENT_TYPES] }), {
   minItems: 1,
@@ -39,7 +41,7 @@ export const WebhookEndpointCreateBody = named('WebhookEndpointCreateRequest', T
 }, {
   additionalProperties: false,
   description: 'A new webhook endpoint.',
-  examples: [{ url: 'https://hooks.example.com/resource-api', events: ['order.created', 'order.canceled'], description: 'Warehouse' }]
+  examples: [{ url: 'https://example.com/hooks/resource-api', events: ['order.created', 'order.canceled'], description: 'Warehouse' }]
 }))
 
 export const WRITABLE_MEMBERS = ['url', 'events', 'description', 'enabled'] as const
@@ -68,7 +70,7 @@ const endpointProperties = {
   createdAt: Timestamp,
   updatedAt: Timestamp
 }
-const endpointExample = { id: 5, userId: 42, url: 'https://hooks.example.com/resource-api', events: ['order.created', 'order.canceled'], description: 'Warehouse', enabled: true, disabledReason: null, createdAt: '2026-11-21T16:30:00.000Z', updatedAt: '2026-11-21T16:30:00.000Z' }
+const endpointExample = { id: 5, userId: 42, url: 'https://example.com/hooks/resource-api', events: ['order.created', 'order.canceled'], description: 'Warehouse', enabled: true, disabledReason: null, createdAt: '2026-11-21T16:30:00.000Z', updatedAt: '2026-11-21T16:30:00.000Z' }
 
 export const WebhookEndpoint = named('WebhookEndpoint', Type.Object(endpointProperties, {
   description: 'A webhook endpoint. An administrator\'s receives every event; a user\'s, the events the user may read in the feed.',

@@ -77,6 +77,21 @@ async function make (del: Operation): Promise<Made> {
         }
       }
     }
+    case '/v1/api-keys/{id}': {
+      const res = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: world.users.alice.auth, payload: { name: 'doomed', scopes: ['orders:read'] } })
+      const key = res.json().key as string
+      return {
+        id: String(res.json().id),
+        owner: world.users.alice,
+        asker: () => auth('alice'),
+        // The key itself stopped working.
+        gone: async () => {
+          const used = await app.inject({ method: 'GET', url: '/v1/orders', headers: { authorization: `Bearer ${key}` } })
+          assert.equal(used.statusCode, 401)
+          assert.equal(used.json().code, 'AUTHENTICATION_REQUIRED')
+        }
+      }
+    }
     case '/v1/sessions/current': {
       const token = await login(app, world.users.bob.email, world.users.bob.password)
       return { id: undefined, owner: { ...world.users.bob, token, auth: { authorization: `Bearer ${token}` } }, asker: () => `Bearer ${token}` }

@@ -94,5 +94,8 @@ export function breakersOf (original: Schema, place: Place, where = 'schema'): B
     if (type === 'integer') list.push({ rule: 'not whole', value: asText(fc.constantFrom(1.5, 2.25)) })
   }
   if (schema.const !== undefined) list.push({ rule: 'not the constant', value: fc.constant(`${String(schema.const)}x`) })
+  if (type === 'array' && schema.uniqueItems === true && Array.isArray(schema.items?.enum) && place === 'body') {
+    list.push({ rule: 'an item twice', value: fc.constantFrom(...(schema.items.enum as unknown[])).map((item) => [item, item]) })
+  }
   return list
 }

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { ADMIN_SCOPES, SCOPES } from '../../src/api-keys/scopes.js'
 import type { RawRequest } from './fuzz-app.js'
 import { Slot, SLOTS, type World, type Who } from './fuzz-world.js'
 import type { Operation, Parameter, Schema } from './openapi-operations.js'
@@ -45,6 +46,10 @@ export const bodyHints: MemberHint = (name, schema) => {
   const real = (slots: Slot[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...slots) }, { weight: 1, arbitrary: validArbitrary(schema) })
   if (name === 'email' && schema.format === undefined) return real(SLOTS.email)
   if ((name === 'password' || name === 'currentPassword') && schema.minLength === undefined) return real(SLOTS.password)
+  // An API key's expiry is in the future; its scopes are each listed once, and products:write
+  // is an administrator's only (the document says both in words).
+  if (name === 'expiresAt') return fc.date({ noInvalidDate: true, min: new Date(Date.now() + 3_600_000), max: new Date(4102444800000) }).map((d) => d.toISOString())
+  if (name === 'scopes' && schema.type === 'array') return fc.uniqueArray(fc.constantFrom(...SCOPES.filter((scope) => !ADMIN_SCOPES.has(scope))), { minLength: 1, maxLength: 3 })
   return undefined
 }
 

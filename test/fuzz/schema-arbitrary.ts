@@ -11,7 +11,7 @@ import type { Schema } from './openapi-operations.js'
 const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'default', 'readOnly', 'writeOnly', 'deprecated', '$schema', '$comment'])
 /** Keywords the converter understands. */
 const CONSTRAINTS = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'minLength', 'maxLength', 'pattern',
+  'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'uniqueItems', 'minLength', 'maxLength', 'pattern',
   'enum', 'const', 'minimum', 'maximum', 'format', 'anyOf', 'oneOf', 'allOf', 'minProperties', 'nullable',
   // The document's own keywords (see src/http/validation.ts).
   'x-well-formed', 'x-int64-id', 'x-cursor', 'x-sorted-cursor', 'x-require-one-of'
@@ -19,7 +19,8 @@ const CONSTRAINTS = new Set([
 
 export const NON_BLANK = '\\S'
 export const HAS_WORD = '[\\p{L}\\p{N}]'
-export const ID_PATTERN = '^[1-9][0-9]{0,18}$'
+import { ID_PATTERN } from '../../src/http/schemas.js'
+export { ID_PATTERN }
 export const SEQUENCE_PATTERN = '^(0|[1-9][0-9]{0,15})$'
 export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$'
 const KNOWN_PATTERNS = [NON_BLANK, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD]
@@ -201,7 +202,11 @@ export function validArbitrary (original: Schema, options: ArbitraryOptions = {}
     case 'integer': return integerArbitrary(schema)
     case 'number': return fc.double({ min: schema.minimum ?? -1e9, max: schema.maximum ?? 1e9, noNaN: true, noDefaultInfinity: true })
     case 'string': return stringArbitrary(schema)
-    case 'array': return fc.array(validArbitrary(schema.items ?? {}, options, `${where}[]`), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) })
+    case 'array': {
+      const items = validArbitrary(schema.items ?? {}, options, `${where}[]`)
+      const sizes = { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) }
+      return schema.uniqueItems === true ? fc.uniqueArray(items, { ...sizes, selector: (item) => JSON.stringify(item) }) : fc.array(items, sizes)
+    }
     case 'object': return objectArbitrary(schema, options, where)
     default: throw new Error(`${where}: unknown type ${JSON.stringify(types[0])}`)
   }

@@ -25,33 +25,34 @@ function codesOf (path: string, method: string): Record<string, string[]> {
 const ALWAYS = { 429: ['TOO_MANY_REQUESTS'], 500: ['INTERNAL_SERVER_ERROR'], 503: ['SERVICE_UNAVAILABLE'] }
 const BODY = ['MALFORMED_JSON', 'VALIDATION_ERROR']
 
-const expected: Array<[string, string, string, boolean, Record<string, string[]>]> = [
-  ['/v1/products', 'post', 'products', true, { 400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS }],
-  ['/v1/products', 'get', 'products', false, { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], ...ALWAYS }],
-  ['/v1/products/{id}', 'get', 'products', false, { 400: ['VALIDATION_ERROR'], 404: ['PRODUCT_NOT_FOUND'], ...ALWAYS }],
-  ['/v1/products/{id}', 'patch', 'products', true, {
-    400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['PRODUCT_NOT_FOUND'], 412: ['PRECONDITION_FAILED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS
+// The scope an API key needs (undefined: a public operation).
+const expected: Array<[string, string, string, string | undefined, Record<string, string[]>]> = [
+  ['/v1/products', 'post', 'products', 'products:write', { 400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED', 'INSUFFICIENT_SCOPE'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS }],
+  ['/v1/products', 'get', 'products', undefined, { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], ...ALWAYS }],
+  ['/v1/products/{id}', 'get', 'products', undefined, { 400: ['VALIDATION_ERROR'], 404: ['PRODUCT_NOT_FOUND'], ...ALWAYS }],
+  ['/v1/products/{id}', 'patch', 'products', 'products:write', {
+    400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED', 'INSUFFICIENT_SCOPE'], 404: ['PRODUCT_NOT_FOUND'], 412: ['PRECONDITION_FAILED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS
   }],
-  ['/v1/orders', 'post', 'orders', true, {
-    400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 404: ['PRODUCT_NOT_FOUND'], 409: ['IDEMPOTENCY_KEY_IN_USE', 'NOT_ENOUGH_STOCK', 'PRODUCT_NOT_ON_SALE'],
+  ['/v1/orders', 'post', 'orders', 'orders:write', {
+    400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['INSUFFICIENT_SCOPE'], 404: ['PRODUCT_NOT_FOUND'], 409: ['IDEMPOTENCY_KEY_IN_USE', 'NOT_ENOUGH_STOCK', 'PRODUCT_NOT_ON_SALE'],
     413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], 422: ['IDEMPOTENCY_KEY_REUSED'], ...ALWAYS
   }],
-  ['/v1/orders/{id}', 'get', 'orders', true, { 400: ['VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 404: ['ORDER_NOT_FOUND'], ...ALWAYS }],
-  ['/v1/orders/{id}', 'patch', 'orders', true, {
-    400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['ORDER_NOT_FOUND'], 409: ['ORDER_CANNOT_CANCEL', 'ORDER_CANNOT_SHIP'],
+  ['/v1/orders/{id}', 'get', 'orders', 'orders:read', { 400: ['VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 403: ['INSUFFICIENT_SCOPE'], 404: ['ORDER_NOT_FOUND'], ...ALWAYS }],
+  ['/v1/orders/{id}', 'patch', 'orders', 'orders:write', {
+    400: BODY, 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED', 'INSUFFICIENT_SCOPE'], 404: ['ORDER_NOT_FOUND'], 409: ['ORDER_CANNOT_CANCEL', 'ORDER_CANNOT_SHIP'],
     412: ['PRECONDITION_FAILED'], 413: ['PAYLOAD_TOO_LARGE'], 415: ['UNSUPPORTED_MEDIA_TYPE'], ...ALWAYS
   }],
-  ['/v1/orders', 'get', 'orders', true, { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], ...ALWAYS }],
-  ['/v1/users/{id}/orders', 'get', 'orders', true, { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED'], 404: ['USER_NOT_FOUND'], ...ALWAYS }]
+  ['/v1/orders', 'get', 'orders', 'orders:read', { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 403: ['INSUFFICIENT_SCOPE'], ...ALWAYS }],
+  ['/v1/users/{id}/orders', 'get', 'orders', 'orders:read', { 400: ['CURSOR_MISMATCH', 'VALIDATION_ERROR'], 401: ['AUTHENTICATION_REQUIRED'], 403: ['ACCESS_DENIED', 'INSUFFICIENT_SCOPE'], 404: ['USER_NOT_FOUND'], ...ALWAYS }]
 ]
 
 describe('OpenAPI: the shop operations', () => {
-  for (const [path, method, tag, secured, codes] of expected) {
+  for (const [path, method, tag, scope, codes] of expected) {
     test(`${method.toUpperCase()} ${path}: tag, security and exactly its error codes`, () => {
       const operation = doc.paths[path]?.[method]
       assert.ok(operation, `${method} ${path} is documented`)
       assert.deepEqual(operation.tags, [tag])
-      assert.deepEqual(operation.security, secured ? [{ bearerAuth: [] }] : [])
+      assert.deepEqual(operation.security, scope !== undefined ? [{ bearerAuth: [] }, { apiKey: [scope] }] : [])
       assert.deepEqual(codesOf(path, method), codes)
     })
   }

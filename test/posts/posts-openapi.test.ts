@@ -21,7 +21,7 @@ const codesAt = (operation: any, status: string): string[] => {
 
 const EXPECTED: Array<[string, string, string[], boolean]> = [
   ['/v1/posts', 'get', ['200', '400', '429', '500', '503'], false],
-  ['/v1/posts', 'post', ['201', '400', '401', '413', '415', '429', '500', '503'], true],
+  ['/v1/posts', 'post', ['201', '400', '401', '403', '413', '415', '429', '500', '503'], true],
   ['/v1/posts/{id}', 'get', ['200', '304', '400', '404', '429', '500', '503'], false],
   ['/v1/posts/{id}', 'put', ['200', '400', '401', '403', '404', '412', '413', '415', '429', '500', '503'], true],
   ['/v1/posts/{id}', 'patch', ['200', '400', '401', '403', '404', '412', '413', '415', '429', '500', '503'], true],
@@ -36,13 +36,15 @@ describe('posts in the OpenAPI document', () => {
       assert.deepEqual(operation.tags, ['posts'])
       assert.equal(typeof operation.summary, 'string')
       assert.deepEqual(Object.keys(operation.responses).sort(), statuses)
-      if (secured) assert.deepEqual(operation.security, [{ bearerAuth: [] }])
+      // A log-in token, or an API key with posts:write.
+      if (secured) assert.deepEqual(operation.security, [{ bearerAuth: [] }, { apiKey: ['posts:write'] }])
       else assert.deepEqual(operation.security, [])
     })
   }
 
   test('the error codes per status are the documented ones', () => {
-    assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '403'), ['FORBIDDEN_POST_ACCESS'])
+    assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '403'), ['FORBIDDEN_POST_ACCESS', 'INSUFFICIENT_SCOPE'])
+    assert.deepEqual(codesAt(op('/v1/posts', 'post'), '403'), ['INSUFFICIENT_SCOPE'])
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '404'), ['POST_NOT_FOUND'])
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '412'), ['PRECONDITION_FAILED'])
     assert.deepEqual(codesAt(op('/v1/posts/{id}', 'patch'), '400'), ['MALFORMED_JSON', 'VALIDATION_ERROR'])

@@ -111,7 +111,11 @@ describe('OpenAPI document', () => {
       'POST /v1/webhook-endpoints/{id}/ping': 'pingWebhookEndpoint',
       'GET /v1/webhook-endpoints/{id}/deliveries': 'listWebhookDeliveries',
       'GET /v1/webhook-endpoints/{id}/deliveries/{deliveryId}': 'getWebhookDelivery',
-      'POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery'
+      'POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver': 'redeliverWebhookDelivery',
+      'POST /v1/api-keys': 'createApiKey',
+      'GET /v1/api-keys': 'listApiKeys',
+      'GET /v1/api-keys/{id}': 'getApiKey',
+      'DELETE /v1/api-keys/{id}': 'revokeApiKey'
     })
   })
 
@@ -197,7 +201,7 @@ describe('OpenAPI document', () => {
       const expected = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE', ...(name.startsWith('GET /health/') || name === 'GET /metrics' ? [] : ['TOO_MANY_REQUESTS'])]
       if (name.includes('{id}')) expected.push('VALIDATION_ERROR')
       if (op.requestBody !== undefined) expected.push('VALIDATION_ERROR', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE')
-      if (op.security === undefined || op.security.length > 0) expected.push('AUTHENTICATION_REQUIRED')
+      if (op.security === undefined || op.security.length > 0) expected.push('AUTHENTICATION_REQUIRED', 'INSUFFICIENT_SCOPE')
       for (const code of expected) if (!codes.has(code)) missing.push(`${name}: ${code}`)
     }
     assert.deepEqual(missing, [])

@@ -109,6 +109,26 @@ describe('a cluster of 3 instances behind HAProxy (npm run cluster)', { skip, ti
     assert.ok(user.id > 0)
   })
 
+  test('an API key revoked through one instance is refused at once by every instance', async () => {
+    const owner = await signUpAndLogIn(base, 'keys@example.com')
+    const made = await body(await fetch(`${base}/v1/api-keys`, json({ name: 'cluster', scopes: ['orders:read'] }, owner.auth)), 201) as { id: number, key: string }
+    const asKey = { authorization: `Bearer ${made.key}` }
+    // The balancer takes turns (roundrobin): 6 requests in a row reach each of the 3 instances twice.
+    const round = async (): Promise<number[]> => {
+      const out: number[] = []
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${base}/v1/orders`, { headers: asKey })
+        await res.arrayBuffer()
+        out.push(res.status)
+      }
+      return out
+    }
+    assert.deepEqual(await round(), Array(6).fill(200))
+    const revoked = await fetch(`${base}/v1/api-keys/${made.id}`, { method: 'DELETE', headers: owner.auth })
+    assert.equal(revoked.status, 204)
+    assert.deepEqual(await round(), Array(6).fill(401))
+  })
+
   // Answers an instance gives before it has read the body reach the client through HAProxy too:
   // 50 tries per case, each a keep-alive upload (undici) or a raw socket writing slowly.
   const TRIES = 50
