@@ -55,7 +55,7 @@
 //                                          works; fails on any error or non-2xx answer; no goals
 //   npm run bench -- --only=post-by-id,list   some routes only: post-by-id, list, deep, product-by-id, views,
 //                                          create-post, patch-post, order; login (the log-in burst);
-//                                          catalogue (the product-finding bench)
+//                                          catalogue (the product-finding bench); keys (API key against token)
 //   BENCH_DATABASE_URL=postgres://…        also on PostgreSQL (a scratch database is created and dropped)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32   per-run length, rounds (at least 3; at least 7 for
 //                                          the routes that record events), connections
@@ -525,5 +525,12 @@ if (ONLY === undefined || ONLY.includes('catalogue')) {
   const catalogue = spawnSync(process.execPath, ['--import', 'tsx', 'bench/catalogue.bench.ts', ...(SMOKE ? ['--smoke'] : [])], { stdio: 'inherit', env: process.env })
   catalogueFailed = catalogue.status !== 0
 }
+// An API key against a log-in token on the same requests (bench/api-keys.bench.ts; `--only=keys` runs it alone).
+let keysFailed = false
+if (ONLY === undefined || ONLY.includes('keys')) {
+  console.log('\n## API keys against log-in tokens (npm run bench:keys)')
+  const keys = spawnSync(process.execPath, ['--import', 'tsx', 'bench/api-keys.bench.ts', ...(SMOKE ? ['--smoke'] : [])], { stdio: 'inherit', env: process.env })
+  keysFailed = keys.status !== 0
+}
 for (const problem of problems) console.error(`ERROR ${problem}`)
-process.exit(problems.length > 0 || catalogueFailed || results.some((l) => l.startsWith('FAIL')) ? 1 : 0)
+process.exit(problems.length > 0 || catalogueFailed || keysFailed || results.some((l) => l.startsWith('FAIL')) ? 1 : 0)
