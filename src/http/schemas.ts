@@ -2,11 +2,18 @@ import { Type, type Static, type TSchema, type TString, type TUnsafe, type Strin
 import { catalogue, errorCodes, type ErrorCode } from './errors.js'
 
 // Building blocks shared by every feature's schemas. The field rules (docs/api.md) are
-// expressed here once: "non-blank" is the standard `pattern: \S` (one character that is not white
-// space), and `x-well-formed` (an Ajv keyword, see validation.ts) refuses NUL characters and
-// unpaired surrogates, which the two databases would store differently or refuse.
+// expressed here once, in standard JSON Schema where it can say them, so that a generated client
+// or validator refuses what the service refuses: text is well formed (no NUL character, no
+// unpaired surrogate, which the two databases would store differently or refuse) and, where it
+// is required, not blank (one character that is not white space). A surrogate pair is one code
+// point with the `u` flag and two code units without it: the pattern holds either way.
+// `x-well-formed` (an Ajv keyword, see validation.ts) says the same for the error message.
 
-export const NON_BLANK = '\\S'
+const WELL_FORMED_CHARACTERS = '(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*'
+/** Well-formed text (possibly empty or blank). */
+export const WELL_FORMED = `^${WELL_FORMED_CHARACTERS}$`
+/** Well-formed text with at least one character that is not white space. */
+export const NON_BLANK = `^(?=[\\s\\S]*\\S)${WELL_FORMED_CHARACTERS}$`
 /** Search text must hold a word: at least one letter or digit (src/search/search-terms.ts). */
 export const HAS_WORD = '[\\p{L}\\p{N}]'
 

@@ -5,7 +5,7 @@ import { parseCursor } from './paging.js'
 import { parseSortedCursor } from './sorted-paging.js'
 import { WHATWG_EMAIL } from './email.js'
 import { parseTimestamp } from './timestamps.js'
-import { HAS_WORD, ID_PATTERN, MAX_ID, NON_BLANK } from './schemas.js'
+import { HAS_WORD, ID_PATTERN, MAX_ID, NON_BLANK, WELL_FORMED } from './schemas.js'
 import { ApiError, type FieldError } from './errors.js'
 import { MisreadNumber } from './json-body.js'
 import { routeOf } from './route-of.js'
@@ -79,8 +79,10 @@ function messageFor (error: ErrorObject): string {
     case 'type': return `must be ${TYPE_NAMES[String(p.type)] ?? String(p.type)}`
     case 'x-well-formed': return 'must not contain NUL characters or unpaired surrogates'
     case 'x-int64-id': return 'must be an integer id from 1 to 9223372036854775807'
+    // A value that is not well formed fails `x-well-formed` too, which is reported first.
     case 'pattern': return p.pattern === NON_BLANK
       ? 'must not be blank'
+      : p.pattern === WELL_FORMED ? 'must not contain NUL characters or unpaired surrogates'
       : p.pattern === HAS_WORD ? 'must contain at least one word (a letter or digit)' : p.pattern === ID_PATTERN ? 'must be an integer id from 1 to 9223372036854775807' : `must match the pattern ${String(p.pattern)}`
     case 'uniqueItems': return 'must not list an item twice'
     case 'minLength': return `must be at least ${String(p.limit)} characters`

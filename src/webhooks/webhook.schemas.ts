@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { EventId } from '../events/event.schemas.js'
 import { EVENT_TYPES, PING_TYPE } from '../events/event.types.js'
-import { Id, IdString, named, ReadOnly, Timestamp } from '../http/schemas.js'
+import { Id, IdString, named, ReadOnly, Timestamp, WELL_FORMED } from '../http/schemas.js'
 
 // Webhook endpoints and their deliveries (docs/events.md).
 
@@ -21,7 +21,7 @@ export const EndpointEvents = Type.Array(Type.Unsafe<string>({ type: 'string', e
   description: `The event types to deliver, or ["*"] for every type the owner may read: ${EVENT_TYPES.join(', ')}.`,
   examples: [['order.created', 'order.canceled']]
 })
-export const EndpointDescription = Type.String({ maxLength: 500, 'x-well-formed': true, description: 'A note for people, at most 500 characters.', examples: ['Warehouse'] })
+export const EndpointDescription = Type.String({ maxLength: 500, pattern: WELL_FORMED, 'x-well-formed': true, description: 'A note for people, at most 500 characters.', examples: ['Warehouse'] })
 export const EndpointEnabled = Type.Boolean({ description: 'Whether events are delivered. Enabling again clears the reason it was disabled.' })
 
 const readOnlyMembers = {

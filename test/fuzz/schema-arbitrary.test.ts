@@ -5,7 +5,7 @@ import fc from 'fast-check'
 import { SEED } from './fuzz-app.js'
 import { breakersOf } from './invalid-values.js'
 import { operationsOf, resolveRefs } from './openapi-operations.js'
-import { assertUnderstood, ID_PATTERN, validArbitrary } from './schema-arbitrary.js'
+import { assertUnderstood, ID_PATTERN, NON_BLANK, validArbitrary } from './schema-arbitrary.js'
 
 // The converter itself: what it generates is what the schema accepts, what the breakers generate
 // is what it refuses, an unknown keyword stops it, and a document reads the same with its
@@ -20,8 +20,8 @@ ajv.addKeyword({ keyword: 'x-int64-id', type: 'string', validate: (_: unknown, s
 ajv.addKeyword({ keyword: 'x-require-one-of', type: 'object', validate: (names: string[], o: object) => names.some((n) => Object.hasOwn(o, n)) })
 
 const SCHEMAS: Record<string, Record<string, unknown>> = {
-  'non-blank text': { type: 'string', pattern: '\\S', 'x-well-formed': true, maxLength: 20 },
-  password: { type: 'string', pattern: '\\S', minLength: 8, maxLength: 50 },
+  'non-blank text': { type: 'string', pattern: NON_BLANK, 'x-well-formed': true, maxLength: 20 },
+  password: { type: 'string', pattern: NON_BLANK, minLength: 8, maxLength: 50 },
   email: { type: 'string', format: 'email', maxLength: 254 },
   id: { type: 'string', pattern: ID_PATTERN, 'x-int64-id': true },
   'idempotency key': { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$' },
@@ -37,7 +37,7 @@ const SCHEMAS: Record<string, Record<string, unknown>> = {
     additionalProperties: false,
     required: ['title'],
     minProperties: 2,
-    properties: { title: { type: 'string', pattern: '\\S' }, count: { type: 'integer', minimum: 0 }, note: { readOnly: true } }
+    properties: { title: { type: 'string', pattern: NON_BLANK }, count: { type: 'integer', minimum: 0 }, note: { readOnly: true } }
   },
   patch: { type: 'object', additionalProperties: false, 'x-require-one-of': ['a', 'b'], properties: { a: { type: 'boolean' }, b: { type: 'boolean' } } },
   'standard patch': { type: 'object', additionalProperties: false, anyOf: [{ required: ['a'] }, { required: ['b'] }], properties: { a: { type: 'boolean' }, b: { type: 'boolean' } } },

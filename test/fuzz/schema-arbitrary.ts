@@ -17,13 +17,12 @@ const CONSTRAINTS = new Set([
   'x-well-formed', 'x-int64-id', 'x-cursor', 'x-sorted-cursor', 'x-require-one-of'
 ])
 
-export const NON_BLANK = '\\S'
 export const HAS_WORD = '[\\p{L}\\p{N}]'
-import { ID_PATTERN } from '../../src/http/schemas.js'
-export { ID_PATTERN }
+import { ID_PATTERN, NON_BLANK, WELL_FORMED } from '../../src/http/schemas.js'
+export { ID_PATTERN, NON_BLANK, WELL_FORMED }
 export const SEQUENCE_PATTERN = '^(0|[1-9][0-9]{0,15})$'
 export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$'
-const KNOWN_PATTERNS = [NON_BLANK, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD]
+const KNOWN_PATTERNS = [NON_BLANK, WELL_FORMED, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD]
 const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri']
 
 export const MAX_ID = 9223372036854775807n
