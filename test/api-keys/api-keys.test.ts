@@ -258,8 +258,8 @@ describe('API keys', () => {
       await assert.rejects(session.ended(300), /timed out/)
       // The ticket went with the key.
       const again = await openStream(`${base}/v1/events?ticket=${ticketRes.json().ticket as string}`)
-      assert.equal(again.status, 401)
-      await again.body()
+      const againBody = await again.body()
+      assertError({ statusCode: again.status, headers: again.headers, json: () => JSON.parse(againBody) }, 401, 'AUTHENTICATION_REQUIRED')
     } finally {
       direct.close()
       viaTicket.close()
@@ -268,8 +268,9 @@ describe('API keys', () => {
     // A key without events:read opens no stream and makes no ticket.
     const orders = await make(frank, ['orders:read'])
     const refused = await openStream(`${base}/v1/events`, orders.auth)
-    assert.equal(refused.status, 403)
-    await refused.body()
+    const refusedBody = await refused.body()
+    assertError({ statusCode: refused.status, headers: refused.headers, json: () => JSON.parse(refusedBody) }, 403, 'INSUFFICIENT_SCOPE')
+    assert.equal(refused.headers['www-authenticate'], 'Bearer realm="api", error="insufficient_scope", scope="events:read"')
     assertError(await t.app.inject({ method: 'POST', url: '/v1/events/stream-tickets', headers: orders.auth }), 403, 'INSUFFICIENT_SCOPE')
   })
 })
