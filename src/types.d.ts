@@ -40,6 +40,11 @@ declare module 'fastify' {
      * schema's: given the body's members that passed their own rules, returns the failed ones.
      */
     bodyRules?: (body: Record<string, unknown>) => FieldError[]
+    /**
+     * The route opens event streams with a stream ticket (`?ticket=`) in place of the
+     * Authorization header, when the client asks for a stream (sessions/authentication.ts).
+     */
+    streamTickets?: boolean
   }
   interface FastifyRequest {
     /** The logged-in caller, set by the `authenticate` hook on routes that need one. */

@@ -4,13 +4,14 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { nowIso } from '../db/types.js'
 import { write } from '../db/write.js'
+import { wantsStream } from '../http/accepts-stream.js'
 import { ApiError, validationError } from '../http/errors.js'
 import { DEFAULT_LIMIT, PAGE_BYTES } from '../http/paging.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { AUTH_ERRORS, COMMON_HEADERS, errorResponses, LINK_HEADER, success } from '../http/schemas.js'
 import { findKeyUserById } from '../api-keys/api-key.repository.js'
 import { requires } from '../api-keys/scopes.js'
-import { authenticate, authenticateKeyById, authenticateSession, currentUser, isAdmin, unauthenticated, type CurrentUser } from '../sessions/authentication.js'
+import { authenticate, authenticateKeyById, authenticateSession, currentUser, isAdmin, streamTicketOf, unauthenticated, type CurrentUser } from '../sessions/authentication.js'
 import { findSessionUser } from '../sessions/session.repository.js'
 import { EventStreams, type StreamCaller } from './event-stream.js'
 import { createTicket, ticketCredential } from './stream-ticket.repository.js'
@@ -42,16 +43,6 @@ const StreamTicket = Type.Object({
   ticket: Type.String({ description: 'Opens event streams of the caller for 5 minutes: `GET /v1/events?ticket=…` with `Accept: text/event-stream`. Any number of them (a browser reconnects with the same URL); a stream lives as long as the credential the ticket was made with.', examples: ['est_q2xWm0aZ5vLk8pQnRtY3q2xWm0aZ5vLk8pQnRtY3q2x'] }),
   expiresAt: Type.String({ format: 'date-time', description: 'When the ticket stops opening streams (a stream opened with it goes on).', examples: ['2026-11-27T10:05:00.000Z'] })
 }, { additionalProperties: false })
-
-/** Whether the client asks for the stream: `text/event-stream` among the media types it accepts (not `*\/*` alone). */
-export function wantsStream (request: FastifyRequest): boolean {
-  const accept = request.headers.accept
-  if (typeof accept !== 'string' || !accept.includes('text/event-stream')) return false
-  return accept.split(',').some((range) => {
-    const [type, ...parameters] = range.split(';').map((part) => part.trim().toLowerCase())
-    return type === 'text/event-stream' && !parameters.some((p) => /^q=0(\.0*)?$/.test(p))
-  })
-}
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app
@@ -101,8 +92,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   /** A ticket's caller on a stream request; the Authorization header otherwise. */
   async function authenticateFeed (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { ticket } = request.query as { ticket?: unknown }
-    if (typeof ticket !== 'string' || !wantsStream(request)) return await authenticate(request, reply)
+    const ticket = streamTicketOf(request)
+    if (ticket === undefined) return await authenticate(request, reply)
     const made = await ticketCredential(db, ticket, nowIso())
     if (made?.credential === undefined) throw unauthenticated()
     if ('sessionTokenHash' in made.credential) await authenticateSession(request, made.credential.sessionTokenHash)
@@ -112,6 +103,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/events', {
     onRequest: authenticateFeed,
+    config: { streamTickets: true },
     schema: {
       tags: ['events'],
       operationId: 'listEvents',

@@ -5,6 +5,7 @@ import { findKeyUser, findKeyUserById, type KeyUser } from '../api-keys/api-key.
 import { keyUsed } from '../api-keys/last-used.js'
 import { accessOf, type Access } from '../api-keys/scopes.js'
 import { nowIso } from '../db/types.js'
+import { wantsStream } from '../http/accepts-stream.js'
 import { ApiError } from '../http/errors.js'
 import { routeOf } from '../http/route-of.js'
 import type { Role } from '../users/user.table.js'
@@ -87,12 +88,33 @@ export async function authenticate (request: FastifyRequest, reply: FastifyReply
 }
 
 /**
- * Whether authentication counts this request in a rate-limit window (http/rate-limit.ts): one made
- * with an API key to an operation that authenticates, counted in the key's window once the key is found.
+ * The stream ticket a request opens its stream with: the `ticket` query parameter, on a route
+ * that takes tickets, of a request asking for a stream. Such a request is authenticated by the
+ * ticket alone, whatever its Authorization header says.
+ */
+export function streamTicketOf (request: FastifyRequest): string | undefined {
+  if (routeOf(request).config.streamTickets !== true) return undefined
+  const { ticket } = request.query as { ticket?: unknown }
+  return typeof ticket === 'string' && wantsStream(request) ? ticket : undefined
+}
+
+/**
+ * Whether authentication counts this request in a rate-limit window (http/rate-limit.ts), so the
+ * rate limit's own hook must not: exactly the requests `authenticateKey` is given with their
+ * reply, those whose credential is an API key in the Authorization header on a route that
+ * authenticates its caller (it counts them in the key's window once the key is found, else in
+ * the address's). Every other request, a ticket's included, counts in its address's window
+ * there: each request in exactly one window.
  */
 export function countedByKey (request: FastifyRequest): boolean {
   const credential = bearerOf(request)
-  return credential !== undefined && looksLikeKey(credential) && accessOf((routeOf(request).schema as { security?: unknown } | undefined)?.security) !== undefined
+  return credential !== undefined && looksLikeKey(credential) && routeAuthenticates(request) && streamTicketOf(request) === undefined
+}
+
+/** Whether the route's schema declares a caller (a `security` naming a log-in token or a scope): its onRequest hook authenticates. */
+function routeAuthenticates (request: FastifyRequest): boolean {
+  const schema = routeOf(request).schema
+  return schema !== undefined && accessOf((schema as { security?: unknown }).security) !== undefined
 }
 
 /** Makes the caller the user of the live session with this token hash (401 when there is none). */
