@@ -1,5 +1,6 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { symbols } from 'pino'
+import { redactedUrl as redacted } from './redacted-url.js'
 import { routeOf } from './route-of.js'
 
 // One access line per request, at info, under any load (no sampling), written once the answer
@@ -14,8 +15,8 @@ import { routeOf } from './route-of.js'
 // pino's generic serialisation walked the object and escaped every value, and Fastify's
 // `routeOptions` built an object of twelve members for the route's pattern; together most of
 // the line's cost (docs/PERFORMANCE.md). Values that may hold a quote, a backslash or a control
-// character (the URL, a client's request id) are escaped as JSON.stringify would; the others are
-// safe by construction (a method Node parsed, a route pattern, an address, a number).
+// character (the URL, a client's request id, the client address) are escaped as JSON.stringify
+// would; the others are safe by construction (a method Node parsed, a route pattern, a number).
 //
 // The lines reach the destination (pino's SonicBoom) in batches: every FLUSH_MS, or as soon as
 // FLUSH_BYTES are waiting, and at once by flush() (the process exiting, a fatal line:
@@ -25,17 +26,15 @@ import { routeOf } from './route-of.js'
 // pino's own (an error) may therefore precede the access lines of requests that finished just
 // before it; each line carries its time.
 //
-// A stream ticket (`?ticket=`, a credential for opening event streams) never reaches the log:
-// its value is replaced by `[REDACTED]` in the URL.
+// A credential in the URL (a stream ticket's `?ticket=`, or anything named or shaped like one)
+// never reaches the log: its value is replaced by `[REDACTED]` (http/redacted-url.ts).
 
 const PLAIN = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/
 /** A string as a JSON string literal: as it is when nothing in it needs escaping. */
 const text = (value: string): string => PLAIN.test(value) ? `"${value}"` : JSON.stringify(value)
 
-const TICKET = /([?&]ticket=)[^&#]*/g
 const FLUSH_MS = 20
 const FLUSH_BYTES = 16 * 1024
-const redacted = (url: string): string => url.includes('ticket=') ? url.replace(TICKET, '$1[REDACTED]') : url
 
 interface Destination { write: (line: string) => unknown }
 interface Pino { isLevelEnabled: (level: string) => boolean, [key: symbol]: unknown }
@@ -71,6 +70,11 @@ export class RequestLog extends LogController {
     this.#sink.destination.write(text)
   }
 
+  // Fastify's own 404 handler's line (the service has its own handler; this is in case), with the URL redacted.
+  override routeNotFound (request: FastifyRequest): void {
+    request.log.info({ method: request.method, url: redacted(request.url) }, 'route not found')
+  }
+
   override incomingRequest (request: FastifyRequest): void {
     request.log.debug({ method: request.method, url: redacted(request.url) }, 'incoming request')
   }
@@ -91,7 +95,7 @@ export class RequestLog extends LogController {
     }
     this.#pending += (`{"level":30,"time":${Date.now()}${sink.base},"reqId":${text(request.id)},"method":"${request.method}","url":${text(redacted(request.url))}` +
       `${route === undefined ? '' : `,"route":"${route}"`},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime}` +
-      `${address === undefined ? '' : `,"remoteAddress":"${address}"`},"msg":"request completed"}\n`)
+      `${address === undefined ? '' : `,"remoteAddress":${text(address)}`},"msg":"request completed"}\n`)
     if (this.#pending.length >= FLUSH_BYTES) this.flush()
   }
 
