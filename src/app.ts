@@ -12,6 +12,7 @@ import { silentConnections } from './http/silent-connections.js'
 import { earlyAnswers } from './http/early-answer.js'
 import { errorHandler, frameworkErrors } from './http/error-handler.js'
 import { jsonBody } from './http/json-body.plugin.js'
+import { forwardedFor } from './http/forwarded-for.js'
 import { rateLimit } from './http/rate-limit.js'
 import { securityHeaders } from './http/security-headers.js'
 import { genReqId, requestId } from './http/request-id.js'
@@ -80,6 +81,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   app.decorate('config', config)
   app.decorate('accessLog', accessLog)
   await app.register(requestId)
+  if (config.trustProxy.length > 0) await app.register(forwardedFor)
   await app.register(securityHeaders)
   await app.register(errorHandler)
   await app.register(drain)
