@@ -23,20 +23,86 @@ export class BackupConfigError extends Error {
   }
 }
 
-/** Reads BACKUP_URL: `file:DIR` (relative to the working folder, or `file:///abs/dir`) or `s3://BUCKET/PATH`. */
+// Secrets never reach a message or a log line: BACKUP_URL is quoted only as
+// redactedBackupUrl() gives it, and a target only as describeTarget() does. S3 credentials come
+// from the AWS variables Litestream reads itself (litestream.ts), so an s3:// URL that holds
+// any (before an `@`), or a query or fragment where one could be pasted, is refused rather than
+// half used (a query would otherwise end up in the key prefix of every object uploaded).
+
+/**
+ * Query options an s3:// BACKUP_URL may carry: none yet. Any other is refused, since a query is
+ * where a secret gets pasted, and its value is never quoted.
+ */
+const S3_QUERY_OPTIONS: ReadonlySet<string> = new Set<string>()
+
+/** A query option's name, shown in a redacted URL; anything else there is masked like a value. */
+const OPTION_NAME = /^[a-z][a-z0-9_-]{0,31}$/
+
+/** The scheme kept in front of masked credentials; anything before an `@` after it is masked. */
+const SCHEME = /^(?:[a-z][a-z0-9+.-]*:\/\/|file:|s3:)/i
+
+/**
+ * BACKUP_URL as messages and logs may show it: whatever is before the last `@` of the part that
+ * names the place is `***` (that whole part, not only up to the first `/`: an AWS secret key may
+ * hold a `/`), and so are the values of a query and a whole fragment. Works on any text,
+ * well-formed or not.
+ */
+export function redactedBackupUrl (raw: string): string {
+  const { place, query, fragment } = splitUrl(raw)
+  const at = place.lastIndexOf('@')
+  const shownPlace = at === -1 ? place : `${SCHEME.exec(place)?.[0] ?? ''}***${place.slice(at)}`
+  const shownQuery = query === undefined
+    ? ''
+    : `?${query.split('&').map((part) => {
+      const name = part.split('=', 1)[0]!
+      return part.includes('=') && OPTION_NAME.test(name) ? `${name}=***` : '***'
+    }).join('&')}`
+  return `${shownPlace}${shownQuery}${fragment === undefined ? '' : '#***'}`
+}
+
+/** The place (up to the first `?` or `#`), the query (after `?`) and the fragment (after `#`). */
+function splitUrl (raw: string): { place: string, query: string | undefined, fragment: string | undefined } {
+  const hash = raw.indexOf('#')
+  const beforeHash = hash === -1 ? raw : raw.slice(0, hash)
+  const question = beforeHash.indexOf('?')
+  return {
+    place: question === -1 ? beforeHash : beforeHash.slice(0, question),
+    query: question === -1 ? undefined : beforeHash.slice(question + 1),
+    fragment: hash === -1 ? undefined : raw.slice(hash + 1)
+  }
+}
+
+/** A target as logs and messages show it: the folder, or the s3:// URL (redacted all the same). */
+export function describeTarget (target: BackupTarget): string {
+  return target.kind === 'file' ? target.dir : redactedBackupUrl(`s3://${target.bucket}/${target.path}`)
+}
+
+/**
+ * Reads BACKUP_URL: `file:DIR` (relative to the working folder, or `file:///abs/dir`) or
+ * `s3://BUCKET/PATH` (no credentials, query or fragment in it).
+ */
 export function parseBackupTarget (raw: string): BackupTarget {
   if (raw.startsWith('file:')) {
     let dir = raw.slice('file:'.length)
     if (dir.startsWith('//')) {
       // file:///abs/dir, the URL form (file://host/… names a host: refused).
-      if (!dir.startsWith('///')) throw new BackupConfigError('BACKUP_URL', `"${raw}" names a host; use file:DIR or file:///absolute/dir`)
+      if (!dir.startsWith('///')) throw new BackupConfigError('BACKUP_URL', `"${redactedBackupUrl(raw)}" names a host; use file:DIR or file:///absolute/dir`)
       dir = decodeURIComponent(dir.slice(2))
     }
     if (dir === '') throw new BackupConfigError('BACKUP_URL', 'file: needs a folder, like file:./backups or file:///var/backups/api')
     return { kind: 'file', dir: isAbsolute(dir) ? dir : resolve(dir) }
   }
   if (raw.startsWith('s3://')) {
-    const rest = raw.slice('s3://'.length)
+    const { place, query, fragment } = splitUrl(raw)
+    if (place.includes('@')) {
+      throw new BackupConfigError('BACKUP_URL', `"${redactedBackupUrl(raw)}" holds credentials (before "@"), which BACKUP_URL never carries: give them in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)`)
+    }
+    if (fragment !== undefined) throw new BackupConfigError('BACKUP_URL', `"${redactedBackupUrl(raw)}": an s3:// URL takes no fragment (#…)`)
+    if (query !== undefined && query.split('&').some((part) => !S3_QUERY_OPTIONS.has(part.split('=', 1)[0]!))) {
+      const taken = S3_QUERY_OPTIONS.size === 0 ? 'no query options' : `only the query options ${[...S3_QUERY_OPTIONS].join(', ')}`
+      throw new BackupConfigError('BACKUP_URL', `"${redactedBackupUrl(raw)}": an s3:// URL takes ${taken} (values not shown); credentials go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, the region in AWS_REGION, an S3-compatible endpoint in AWS_ENDPOINT_URL_S3`)
+    }
+    const rest = place.slice('s3://'.length)
     const slash = rest.indexOf('/')
     const bucket = slash === -1 ? rest : rest.slice(0, slash)
     const path = slash === -1 ? '' : rest.slice(slash + 1).replace(/^\/+|\/+$/g, '')
@@ -45,7 +111,7 @@ export function parseBackupTarget (raw: string): BackupTarget {
     if (path === '') throw new BackupConfigError('BACKUP_URL', 's3:// needs a path inside the bucket, like s3://my-bucket/api-db')
     return { kind: 's3', bucket, path }
   }
-  throw new BackupConfigError('BACKUP_URL', `must be file:DIR or s3://BUCKET/PATH, got "${raw}"`)
+  throw new BackupConfigError('BACKUP_URL', `must be file:DIR or s3://BUCKET/PATH, got "${redactedBackupUrl(raw)}"`)
 }
 
 type Env = Record<string, string | undefined>

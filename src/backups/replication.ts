@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Counter, Gauge, type Registry } from 'prom-client'
-import type { BackupConfig } from './backup.config.js'
+import { describeTarget, type BackupConfig } from './backup.config.js'
 import { litestreamConfig, parseLine, type LitestreamLine } from './litestream.js'
 
 // Continuous replication of the SQLite database: the service runs Litestream as a child process
@@ -168,7 +168,7 @@ export class Replication {
       })
       child.once('error', (error) => { log.error({ err: error }, 'backup: Litestream could not be started') })
     })
-    log.info({ litestreamPid: child.pid, target: backup.target.kind === 'file' ? backup.target.dir : `s3://${backup.target.bucket}/${backup.target.path}` }, 'backup: replicating the database (Litestream)')
+    log.info({ litestreamPid: child.pid, target: describeTarget(backup.target) }, 'backup: replicating the database (Litestream)')
   }
 
   #onLine (text: string): void {

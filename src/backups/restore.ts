@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
+import { parseTimestamp } from '../http/timestamps.js'
 import type { BackupConfig } from './backup.config.js'
 import { litestreamConfig } from './litestream.js'
 
@@ -10,14 +11,20 @@ import { litestreamConfig } from './litestream.js'
 // newest state in the replica) written to a new file, checked, and only then put at PATH.
 //
 // Litestream's own restore is the engine; around it:
-// - TIME is an RFC 3339 time in the past. Litestream's `-timestamp` picks what was uploaded by
-//   then, but refuses a time after a generation's last upload (a database idle since then has
-//   not changed: its newest state is the state at TIME) and one before its first; so the
-//   generation is chosen here, from `litestream generations`.
-// - The file is restored beside PATH under another name, checked (`PRAGMA integrity_check`,
-//   and every migration it has applied is one this service knows), then linked to PATH, which
-//   fails if PATH has appeared meanwhile: an existing file is never overwritten.
-// - Whatever fails, nothing is left at PATH, nor Litestream's temporary files beside it.
+// - TIME is an RFC 3339 time in the past, read by the parser the API reads its times with
+//   (http/timestamps.ts), field by field: 30 February is refused, not taken as 2 March.
+//   Litestream's `-timestamp` picks what was uploaded by then, but refuses a time after a
+//   generation's last upload (a database idle since then has not changed: its newest state is
+//   the state at TIME) and one before its first; so the generation is chosen here, from
+//   `litestream generations`.
+// - The file is restored into a new private folder beside PATH (mkdtemp: a fresh name, mode
+//   0700, on PATH's file system), where nobody else can have planted a link for Litestream's
+//   files (the file, its `.tmp`, its WAL) to be written through; it is checked (`PRAGMA
+//   integrity_check`, and every migration it has applied is one this service knows), then
+//   linked to PATH. link() neither follows nor replaces anything at PATH, a symbolic link
+//   included: an existing file is never overwritten, nor the file a link there points to.
+// - Whatever fails, nothing is left at PATH, and the private folder is removed (rm removes
+//   links, never what they point to).
 
 export class RestoreError extends Error {}
 
@@ -41,12 +48,12 @@ export interface RestoreResult {
   tables: Record<string, number>
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
-
 /** Reads --at: an RFC 3339 time (with a zone) that is not in the future. */
 export function parseRestoreTime (text: string, now = new Date()): Date {
-  const at = new Date(text)
-  if (!RFC3339.test(text) || Number.isNaN(at.getTime())) throw new RestoreError(`--at: "${text}" is not an RFC 3339 time like 2026-11-26T14:05:00Z`)
+  const instant = parseTimestamp(text)
+  if (instant === undefined) throw new RestoreError(`--at: "${text}" is not an RFC 3339 time like 2026-11-26T14:05:00Z`)
+  // Litestream takes times to the millisecond: a finer fraction is cut off.
+  const at = new Date(instant.ms)
   if (at.getTime() > now.getTime()) throw new RestoreError(`--at: ${at.toISOString()} is in the future (it is now ${now.toISOString()})`)
   return at
 }
@@ -82,18 +89,15 @@ export function restore (request: RestoreRequest): RestoreResult {
   const started = Date.now()
   const output = resolve(request.output)
   for (const file of [output, `${output}-wal`, `${output}-shm`]) {
-    if (existsSync(file)) throw new RestoreError(`${file} exists; restore writes a new file and never overwrites one (move it away, or pick another --output)`)
+    if (occupied(file)) throw new RestoreError(`${file} exists; restore writes a new file and never overwrites one (move it away, or pick another --output)`)
   }
   mkdirSync(dirname(output), { recursive: true })
   const work = mkdtempSync(join(tmpdir(), 'api-restore-'))
-  const staged = join(dirname(output), `.${basename(output)}.restoring-${process.pid}`)
-  const cleanUp = (): void => {
-    rmSync(work, { recursive: true, force: true })
-    for (const name of readdirSync(dirname(output))) {
-      if (name.startsWith(basename(staged))) rmSync(join(dirname(output), name), { force: true })
-    }
-  }
+  let stage: string | undefined
   try {
+    // Beside PATH, so that link() can put the file there (one file system); made 0700.
+    stage = mkdtempSync(join(dirname(output), `.${basename(output)}.restoring-`))
+    const staged = join(stage, basename(output))
     // Litestream finds the replica through a configuration that names a database; an empty file
     // stands for it (listing the generations reads the database's modification time).
     const config = join(work, 'litestream.yml')
@@ -114,16 +118,29 @@ export function restore (request: RestoreRequest): RestoreResult {
       throw new RestoreError(`the backup could not be restored (damaged or incomplete replica?): ${reason(run.output)}`)
     }
     const tables = check(staged, request.knownMigrations)
-    // link() fails if the output exists by now: it is never overwritten.
+    // link() fails if anything is at the output by now, a dangling link included, and never
+    // follows a link there: nothing is overwritten.
     try {
       linkSync(staged, output)
     } catch (error) {
       throw new RestoreError(`${output} could not be written: ${(error as Error).message}`)
     }
-    unlinkSync(staged)
     return { output, generation: generation.name, asOf: timestamp ?? `the newest state (${generation.end.toISOString()})`, seconds: (Date.now() - started) / 1000, tables }
   } finally {
-    cleanUp()
+    rmSync(work, { recursive: true, force: true })
+    if (stage !== undefined) rmSync(stage, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Whether anything is at the path: lstat, since a symbolic link there is something (existsSync
+ * follows it, and says false for one that points nowhere, which a write would then create).
+ */
+function occupied (file: string): boolean {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false }) !== undefined
+  } catch (error) {
+    throw new RestoreError(`${file} cannot be checked: ${(error as Error).message}`)
   }
 }
 

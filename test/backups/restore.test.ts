@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import Sqlite from 'better-sqlite3'
 import type { BackupConfig } from '../../src/backups/backup.config.js'
@@ -136,6 +136,67 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     assert.equal(restore({ output, at: new Date(Date.now() - 1000), backup, binary, knownMigrations }).tables.users, 0)
   })
 
+  test('links planted in the output folder under the names a restore could stage at are never written through', () => {
+    // Litestream restores to FILE.tmp and renames it to FILE, following a link at either name. A
+    // file staged beside the output under a predictable name (.NAME.restoring-PID) could be
+    // redirected by whoever may write in the output folder: here links for this process's pid
+    // and for the pids the next processes get, the CLI's among them. FILE is a link to nowhere
+    // (so Litestream finds no output there and goes on), FILE.tmp a link to a victim.
+    const cliDir = join(outputs, 'planted-cli')
+    const victim = join(dir, 'victim.txt')
+    const nowhere = join(dir, 'nowhere.db')
+    writeFileSync(victim, 'precious')
+    mkdirSync(cliDir, { recursive: true })
+    const recent = spawnSync('true').pid ?? process.pid
+    const pids = new Set([process.pid, ...Array.from({ length: 600 }, (_, i) => recent - 50 + i)])
+    const planted: string[] = []
+    for (const [folder, name] of [[outputs, 'planted.db'], [cliDir, 'cli.db']] as const) {
+      for (const pid of pids) {
+        const staged = join(folder, `.${name}.restoring-${pid}`)
+        symlinkSync(nowhere, staged)
+        symlinkSync(victim, `${staged}.tmp`)
+        planted.push(staged, `${staged}.tmp`)
+      }
+    }
+    try {
+      const output = join(outputs, 'planted.db')
+      const result = restore({ output, at: undefined, backup, binary, knownMigrations })
+      assert.equal(result.tables.kysely_migration, knownMigrations.length)
+      assert.ok(lstatSync(output).isFile(), 'the output is a file of its own, not a link')
+      const cli = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), '--output', join(cliDir, 'cli.db')],
+        { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BACKUP_URL: `file:${join(dir, 'replica')}` } })
+      assert.equal(cli.status, 0, cli.stderr)
+      assert.ok(lstatSync(join(cliDir, 'cli.db')).isFile())
+      assert.equal(readFileSync(victim, 'utf8'), 'precious', 'the file a planted link points to is unchanged')
+      assert.equal(existsSync(nowhere), false, 'nothing was created through a dangling planted link')
+      for (const file of planted) assert.ok(lstatSync(file).isSymbolicLink(), `${file} is still the link planted`)
+    } finally {
+      for (const file of planted) rmSync(file, { force: true })
+      rmSync(cliDir, { recursive: true, force: true })
+      rmSync(join(outputs, 'planted.db'), { force: true })
+    }
+    assert.deepEqual(leftovers().filter((f) => f.startsWith('.')), [], 'no temporary files left')
+  })
+
+  test('refused: a symbolic link at --output or beside it (-wal, -shm), even one to nowhere; what it points to is not created', () => {
+    const output = join(outputs, 'linked.db')
+    mkdirSync(outputs, { recursive: true })
+    for (const at of [output, `${output}-wal`, `${output}-shm`]) {
+      // Served later, SQLite would open the link at -wal or -shm and write through it.
+      const nowhere = join(dir, `nowhere-${at.slice(-4)}`)
+      symlinkSync(nowhere, at)
+      try {
+        assert.throws(() => restore({ output, at: undefined, backup, binary, knownMigrations }),
+          (e: unknown) => e instanceof RestoreError && e.message.startsWith(`${at} exists; restore writes a new file and never overwrites one`))
+        assert.equal(existsSync(nowhere), false)
+        assert.ok(lstatSync(at).isSymbolicLink())
+        assert.deepEqual(leftovers().filter((f) => f.startsWith('.') || f.startsWith('linked.db')), [basename(at)])
+      } finally {
+        unlinkSync(at)
+      }
+    }
+  })
+
   test('refused: an existing output (never overwritten), a time before the oldest backup, a replica with nothing', () => {
     const existing = join(outputs, 'existing.db')
     writeFileSync(existing, 'mine')
@@ -163,6 +224,18 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
       assert.throws(() => parseRestoreTime(text, now), /is not an RFC 3339 time/, text)
     }
     assert.throws(() => parseRestoreTime('2026-11-26T12:00:01Z', now), /is in the future/)
+  })
+
+  test('refused: --at that names no real day or time (30 February, 29 February of a common year, 24:00, an offset of 24 h)', () => {
+    const now = new Date('2030-01-01T00:00:00Z')
+    // The parser of the API's times: a day past the month's end is refused, not rolled over.
+    for (const text of ['2026-02-30T00:00:00Z', '2026-02-29T00:00:00Z', '2026-04-31T12:00:00Z', '1900-02-29T00:00:00Z', '2026-11-26T24:00:00Z',
+      '2026-11-26T11:00:00+24:00', '2026-11-26T11:00:00-24:00', '2026-11-26T11:00:00+05:60', '2026-11-26T23:59:60Z']) {
+      assert.throws(() => parseRestoreTime(text, now), (e: unknown) => e instanceof RestoreError && e.message === `--at: "${text}" is not an RFC 3339 time like 2026-11-26T14:05:00Z`, text)
+    }
+    assert.equal(parseRestoreTime('2028-02-29T00:00:00Z', now).toISOString(), '2028-02-29T00:00:00.000Z')
+    assert.equal(parseRestoreTime('2000-02-29T23:30:00-01:00', now).toISOString(), '2000-03-01T00:30:00.000Z')
+    assert.equal(parseRestoreTime('2026-11-26t11:59:00.123456789z', now).toISOString(), '2026-11-26T11:59:00.123Z')
   })
 
   test('a damaged replica: the restore says so and writes nothing', () => {
