@@ -8,14 +8,13 @@ import { notifications } from './db/notifications.plugin.js'
 import { clientErrorHandler } from './http/client-error.js'
 import { cors } from './http/cors.js'
 import { drain } from './http/drain.js'
-import { silentConnections } from './http/silent-connections.js'
-import { earlyAnswers } from './http/early-answer.js'
 import { errorHandler, frameworkErrors } from './http/error-handler.js'
 import { jsonBody } from './http/json-body.plugin.js'
-import { forwardedFor } from './http/forwarded-for.js'
 import { rateLimit } from './http/rate-limit.js'
-import { securityHeaders } from './http/security-headers.js'
-import { genReqId, requestId } from './http/request-id.js'
+import { genReqId } from './http/request-id.js'
+import { requestPath } from './http/request-path.js'
+import { routePlans } from './http/route-plan.js'
+import { silentConnections } from './http/silent-connections.js'
 import { lazyChildLogger } from './http/lazy-logger.js'
 import { RequestLog } from './http/request-log.js'
 import { routing } from './http/routing.js'
@@ -26,6 +25,7 @@ import { productRoutes } from './products/product.routes.js'
 import { metrics } from './service/metrics.js'
 import { openapi } from './service/openapi.js'
 import { serviceRoutes } from './service/service.routes.js'
+import { accessOf } from './api-keys/scopes.js'
 import { authentication, countedByKey } from './sessions/authentication.js'
 import { sessionRoutes } from './sessions/session.routes.js'
 import { userRoutes } from './users/user.routes.js'
@@ -45,10 +45,14 @@ export interface AppOptions {
 export async function buildApp ({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
   const accessLog = new RequestLog()
   const app = Fastify({
-    logger: logger ?? {
-      level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie']
-    },
+    // Never no logger at all (`false`), only a silent one: the request metrics are recorded with
+    // the access line by the log controller, which Fastify calls only when a logger exists.
+    logger: logger === false
+      ? { level: 'silent' }
+      : logger ?? {
+        level: config.logLevel,
+        redact: ['req.headers.authorization', 'req.headers.cookie']
+      },
     genReqId,
     // One line per request instead of Fastify's two: see http/request-log.ts.
     logController: accessLog,
@@ -80,20 +84,19 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
 
   app.decorate('config', config)
   app.decorate('accessLog', accessLog)
-  await app.register(requestId)
-  if (config.trustProxy.length > 0) await app.register(forwardedFor)
-  await app.register(securityHeaders)
   await app.register(errorHandler)
   await app.register(drain)
   await app.register(silentConnections)
-  await app.register(earlyAnswers)
   await app.register(databasePlugin, { database })
   await app.register(notifications)
+  await app.register(routePlans, { accessOf })
   await app.register(routing)
   await app.register(cors, { origins: config.corsOrigins })
   await app.register(jsonBody)
   await app.register(validation)
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, countedElsewhere: countedByKey })
+  // One hook per phase for every route (http/request-path.ts).
+  await app.register(requestPath, { trustProxy: config.trustProxy.length > 0 })
   await app.register(openapi)
   await app.register(metrics)
   await app.register(authentication)

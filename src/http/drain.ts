@@ -1,12 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
-import { serviceUnavailable } from './errors.js'
+import { serviceUnavailable, type ApiError } from './errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The shutdown's phases before `close()` (see server.ts and below). */
-    drain: { readonly draining: boolean, begin: () => void, hold: () => Promise<void>, onBegin: (listener: () => void) => void }
+    drain: Drain
   }
+}
+
+export interface Drain {
+  /** From `begin()` on: every answer says `Connection: close`. */
+  readonly draining: boolean
+  /** From `hold()` on: a new request waits for `released` before it is served. */
+  readonly holding: boolean
+  /** From the listener's closing on: a new request is answered 503. */
+  readonly closing: boolean
+  /** Settles when the held requests may go on (the listener has closed). */
+  readonly released: Promise<void>
+  begin: () => void
+  hold: () => Promise<void>
+  onBegin: (listener: () => void) => void
 }
 
 /** Connections must have stopped arriving for this long before the listener closes. */
@@ -32,6 +46,8 @@ export const HOLD_MAX_MS = 1000
  *    then the held requests are served, each answer closing its connection. A request that still
  *    arrives on an open connection is answered 503 with `Retry-After`. `close()` resolves when
  *    every connection has ended.
+ *
+ * The phases are kept here; the request path (request-path.ts) holds, refuses and closes by them.
  */
 export const drain = fp(async (app) => {
   let draining = false
@@ -43,6 +59,9 @@ export const drain = fp(async (app) => {
   const beginning: Array<() => void> = []
   app.decorate('drain', {
     get draining () { return draining || holding || closing },
+    get holding () { return holding },
+    get closing () { return closing },
+    released,
     begin () {
       draining = true
       for (const listener of beginning) listener()
@@ -58,15 +77,6 @@ export const drain = fp(async (app) => {
       app.server.off('connection', arrived)
     }
   })
-  app.addHook('onRequest', (_request, _reply, done) => {
-    if (closing) done(serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } }))
-    else if (holding) void released.then(() => { done() })
-    else done()
-  })
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (draining || holding || closing) reply.header('connection', 'close')
-    done(null, payload)
-  })
   app.addHook('preClose', async () => {
     closing = true
     if (!holding) return
@@ -76,4 +86,9 @@ export const drain = fp(async (app) => {
       release()
     })()
   })
-}, { name: 'drain', dependencies: ['request-id', 'error-handler'] })
+}, { name: 'drain', dependencies: ['error-handler'] })
+
+/** The answer to a request that arrives once the listener is closing. */
+export function shuttingDown (): ApiError {
+  return serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } })
+}

@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { lingerIfClosed } from './lingering-close.js'
 
 /** A request body with at most this many bytes declared is read and discarded after an early answer, and its connection kept. */
@@ -12,15 +12,12 @@ export const DISCARD_BYTES = 64 * 1024
  * `Connection: close` and the connection closes lingering (lingering-close.ts), so the client's
  * writes do not fail before it has read the answer. The same applies whenever some other part
  * (the body parser after a refused body, the shutdown) closes a connection whose body is unread.
+ * The request path's step for every answer (request-path.ts).
  */
-export const earlyAnswers = fp(async (app) => {
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const raw = request.raw
-    if (!raw.complete) {
-      lingerIfClosed(raw)
-      const declared = Number(raw.headers['content-length'])
-      if (!(declared <= DISCARD_BYTES)) reply.header('connection', 'close')
-    }
-    done(null, payload)
-  })
-}, { name: 'early-answers' })
+export function answerBeforeBody (request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw
+  if (raw.complete) return
+  lingerIfClosed(raw)
+  const declared = Number(raw.headers['content-length'])
+  if (!(declared <= DISCARD_BYTES)) reply.header('connection', 'close')
+}

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import fp from 'fastify-plugin'
+import type { IncomingHttpHeaders } from 'node:http'
 
 // Behind a trusted proxy (TRUST_PROXY) the client address is read from X-Forwarded-For, from
 // the right: the proxies named are skipped, and the first entry that is not one of them is the
@@ -22,16 +22,11 @@ export function trustworthyForwardedFor (header: string): string | undefined {
   return entries.slice(start).join(',')
 }
 
-/** With TRUST_PROXY set: the request's X-Forwarded-For cut to what can be trusted to be addresses, before anything reads the client address. */
-export const forwardedFor = fp(async (app) => {
-  app.addHook('onRequest', (request, _reply, done) => {
-    const headers = request.raw.headers
-    const header = headers['x-forwarded-for']
-    if (typeof header === 'string') {
-      const kept = trustworthyForwardedFor(header)
-      if (kept === undefined) delete headers['x-forwarded-for']
-      else if (kept !== header) headers['x-forwarded-for'] = kept
-    }
-    done()
-  })
-}, { name: 'forwarded-for' })
+/** With TRUST_PROXY set, the request path's first step (request-path.ts): the request's X-Forwarded-For cut to what can be trusted to be addresses, before anything reads the client address. */
+export function trustForwardedFor (headers: IncomingHttpHeaders): void {
+  const header = headers['x-forwarded-for']
+  if (typeof header !== 'string') return
+  const kept = trustworthyForwardedFor(header)
+  if (kept === undefined) delete headers['x-forwarded-for']
+  else if (kept !== header) headers['x-forwarded-for'] = kept
+}

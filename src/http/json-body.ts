@@ -1,7 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, validationError } from './errors.js'
-import { routeOf } from './route-of.js'
 
 // The only body format is JSON (and, for PATCH, JSON merge patch). Anything else is 415.
 // An empty body reads as "no body", which validation treats as an empty object, so the client
@@ -21,15 +20,18 @@ import { routeOf } from './route-of.js'
 const BOM = '\uFEFF'
 const MERGE_PATCH = 'application/merge-patch+json'
 
-// Checked before the body is read, so that they are a 415 before any 413 or MALFORMED_JSON
-// (docs/api.md): a compressed body (no Content-Encoding is supported, RFC 9110
-// 15.5.16), and JSON merge patch, a PATCH format, elsewhere.
-function checkBodyHeaders (request: FastifyRequest): void {
+/**
+ * Checked before the body is read (the request path's body phase, request-path.ts), so that they
+ * are a 415 before any 413 or MALFORMED_JSON (docs/api.md): a compressed body (no
+ * Content-Encoding is supported, RFC 9110 15.5.16), and JSON merge patch, a PATCH format,
+ * elsewhere. `takesBody`: the route's schema has a body.
+ */
+export function checkBodyHeaders (request: FastifyRequest, takesBody: boolean): void {
   // An operation that takes no body (every GET, HEAD and DELETE) ignores one sent with it
   // rather than judging it: its answers stay the ones it documents. Only the JS view of the
   // headers changes (the HTTP parser has already framed the request), so the body is never
   // read, and Node discards its bytes once the response is sent. POST always reads its body.
-  if (request.method !== 'POST' && routeOf(request).schema?.body === undefined) {
+  if (request.method !== 'POST' && !takesBody) {
     delete request.raw.headers['content-type']
     delete request.raw.headers['transfer-encoding']
     delete request.raw.headers['content-length']
@@ -46,17 +48,13 @@ function checkBodyHeaders (request: FastifyRequest): void {
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && hasBody) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Request bodies must be JSON in UTF-8.' })
   }
-  if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && routeOf(request).schema?.body !== undefined) {
+  if (request.method !== 'PATCH' && contentType.startsWith(MERGE_PATCH) && takesBody) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `${MERGE_PATCH} is accepted only by PATCH.` })
   }
 }
 
+/** The body parser: JSON and JSON merge patch, nothing else. */
 export function registerJsonBody (app: FastifyInstance): void {
-  // A callback hook (no promise per request); a throw is answered like a rejection.
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    checkBodyHeaders(request)
-    done(null, payload)
-  })
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'buffer' },
     (_request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {

@@ -2,7 +2,7 @@ import { isIPv6 } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from './errors.js'
-import { routeOf } from './route-of.js'
+import { planOf } from './route-plan.js'
 
 // The general per-client limit (RATE_LIMIT_PER_MINUTE, on by default at 600): a fixed one-minute
 // window per client address, counted in this instance's memory. It is a guard against one
@@ -29,16 +29,6 @@ const WINDOW_MS = WINDOW_SECONDS * 1000
  * number of addresses a flood comes from.
  */
 export const MAX_CLIENTS = 100_000
-
-// Exempt by route pattern, never by raw URL: what a load balancer, a monitor or a reader of the
-// documentation must always reach. `/health/live?x` is the same route; `/metrics?x=1` on this
-// listener is no route at all (404) and is counted like any other request.
-const EXEMPT_ROUTES = new Set(['/health/live', '/health/ready', '/openapi.json'])
-
-function isExempt (request: FastifyRequest): boolean {
-  const route = routeOf(request).config.url
-  return route !== undefined && (EXEMPT_ROUTES.has(route) || route === '/docs' || route.startsWith('/docs/'))
-}
 
 const MAPPED_IPV4 = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i
 
@@ -98,6 +88,13 @@ export interface RateLimitOptions {
  * reply, and throws the 429 past the limit.
  */
 export interface RateLimiter {
+  /**
+   * The request path's step (request-path.ts): counts the request in its address's window unless
+   * its route is exempt (health, docs, the OpenAPI document: by route pattern, never by raw URL,
+   * so `/metrics?x=1` on this listener is no route and is counted) or authentication counts it.
+   * Returns the 429 past the limit.
+   */
+  countRequest: (request: FastifyRequest, reply: FastifyReply) => ApiError | undefined
   countAddress: (request: FastifyRequest, reply: FastifyReply | undefined) => void
   countKey: (request: FastifyRequest, reply: FastifyReply | undefined, keyId: bigint) => void
 }
@@ -121,6 +118,10 @@ export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedEl
     return undefined
   }
   app.decorate('rateLimiter', {
+    countRequest (request: FastifyRequest, reply: FastifyReply) {
+      if (planOf(request).exempt || countedElsewhere(request)) return undefined
+      return count(clientKey(request.ip), reply)
+    },
     countAddress (request: FastifyRequest, reply: FastifyReply | undefined) {
       const error = count(clientKey(request.ip), reply)
       if (error !== undefined) throw error
@@ -129,14 +130,5 @@ export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedEl
       const error = count(`key ${keyId}`, reply)
       if (error !== undefined) throw error
     }
-  })
-
-  // A callback hook: no promise per request.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (isExempt(request) || countedElsewhere(request)) {
-      done()
-      return
-    }
-    done(count(clientKey(request.ip), reply))
   })
 }, { name: 'rate-limit', dependencies: ['error-handler', 'cors'] })

@@ -1,7 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { symbols } from 'pino'
 import { redactedUrl as redacted } from './redacted-url.js'
-import { routeOf } from './route-of.js'
+import { planOf } from './route-plan.js'
 
 // One access line per request, at info, under any load (no sampling), written once the answer
 // has gone out, with everything needed to follow it: the request id, method, URL, route
@@ -37,6 +37,9 @@ const FLUSH_MS = 20
 const FLUSH_BYTES = 16 * 1024
 
 interface Destination { write: (line: string) => unknown }
+
+/** What is counted of every answered request (service/request-metrics.ts). */
+export interface RequestRecorder { record: (method: string, route: string, status: number, seconds: number) => void }
 interface Pino { isLevelEnabled: (level: string) => boolean, [key: symbol]: unknown }
 
 /** Every RequestLog with lines not yet written: flushed when the process exits, before pino's own last flush. */
@@ -49,6 +52,12 @@ export function flushAccessLines (): void {
 process.on('exit', flushAccessLines)
 
 export class RequestLog extends LogController {
+  /**
+   * Counts every answered request, here rather than in an onResponse hook of its own: Fastify
+   * calls the log controller once the answer has gone out whether or not anything logs, and a
+   * route with no onResponse hook skips that phase's runner.
+   */
+  metrics: RequestRecorder | undefined
   /** The logger's destination and its base members (`,"pid":…,"hostname":…`), once known; null: no access lines. */
   #sink: { destination: Destination, base: string } | null | undefined
   /** The lines not yet written, and the timer that will write them. */
@@ -80,13 +89,14 @@ export class RequestLog extends LogController {
   }
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const route = planOf(request).route
+    this.metrics?.record(request.method, route ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
     if (error !== null && error !== undefined) {
-      reply.log.error({ method: request.method, url: redacted(request.url), route: routeOf(request).config.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: request.ip, err: error }, 'request errored')
+      reply.log.error({ method: request.method, url: redacted(request.url), route, statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: request.ip, err: error }, 'request errored')
       return
     }
     const sink = this.#sink ?? this.#sinkOf(request)
     if (sink === null) return
-    const route = routeOf(request).config.url
     const address = request.ip
     if (this.#pending === '') {
       this.#timer = setTimeout(this.#writeLater, FLUSH_MS)

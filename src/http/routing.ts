@@ -3,11 +3,17 @@ import fp from 'fastify-plugin'
 import { ApiError } from './errors.js'
 import { sendProblem } from './problem.js'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Answers a request no route matched: 405 with Allow where the path exists under another method, else 404. */
+    unrouted: (request: FastifyRequest, reply: FastifyReply) => FastifyReply
+  }
+}
+
 // Unknown routes: 405 with Allow when the path exists under another method, else 404. The
 // path table is collected from the routes as they are registered. A catch-all route (CORS's
 // `OPTIONS *`) does not make every path exist; it only adds its method to a known path's Allow.
-// Registered before any route (its onRoute hook sees only the routes added after it) and before
-// the body parser (its preParsing hook must run first).
+// Registered before any route (its onRoute hook sees only the routes added after it).
 export const routing = fp(async (app) => {
   const routes: Array<{ pattern: RegExp, method: string }> = []
   const everywhere: string[] = []
@@ -34,13 +40,9 @@ export const routing = fp(async (app) => {
     return sendProblem(request, reply, new ApiError('NOT_FOUND'))
   }
 
-  // Routing is the first check (docs/decisions.md, HTTP): an unknown route or method is answered
-  // before its body is read, so a bad body or content type cannot turn a 404/405 into a 400/415.
-  // preParsing runs after every onRequest hook (request id, CORS, shutdown), before the parser.
-  // A callback hook (no promise per request): on an unknown route it answers and never calls done.
-  app.addHook('preParsing', (request, reply, payload, done) => {
-    if (request.is404) notFound(request, reply)
-    else done(null, payload)
-  })
+  // Routing is the first check of the body's phase (request-path.ts; docs/decisions.md, HTTP):
+  // an unknown route or method is answered before its body is read, so a bad body or content
+  // type cannot turn a 404/405 into a 400/415.
+  app.decorate('unrouted', notFound)
   app.setNotFoundHandler(notFound)
 }, { name: 'routing', dependencies: ['error-handler'] })

@@ -1,6 +1,5 @@
-import type { FastifyRequest } from 'fastify'
-import fp from 'fastify-plugin'
-import { routeOf } from './route-of.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { RoutePlan } from './route-plan.js'
 
 // Headers that protect clients from what a browser or a cache might otherwise do with our answers:
 // - `X-Content-Type-Options: nosniff` on every response, so no browser reads a JSON body (which
@@ -28,16 +27,8 @@ export const DOCS_CSP = [
 
 const READS = new Set(['GET', 'HEAD'])
 
-function noStore (request: FastifyRequest): boolean {
-  return request.headers.authorization !== undefined ||
-    !READS.has(request.method) ||
-    (routeOf(request).config.url ?? '').startsWith('/v1/sessions')
+/** The request path's step for every answer (request-path.ts). */
+export function protectAnswer (request: FastifyRequest, reply: FastifyReply, plan: RoutePlan): void {
+  reply.header('x-content-type-options', 'nosniff')
+  if (plan.noStore || request.headers.authorization !== undefined || !READS.has(request.method)) reply.header('cache-control', 'no-store')
 }
-
-export const securityHeaders = fp(async (app) => {
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-content-type-options', 'nosniff')
-    if (noStore(request)) reply.header('cache-control', 'no-store')
-    done(null, payload)
-  })
-}, { name: 'security-headers' })

@@ -2,7 +2,6 @@ import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Registry } from 'prom-client'
 import { createMetricsListener } from './metrics-listener.js'
 import { RequestMetrics } from './request-metrics.js'
-import { routeOf } from '../http/route-of.js'
 
 // Metrics in the Prometheus text format: request counts and latencies per route pattern (never
 // the raw URL, which would give one series per id) plus the process's own metrics. They are
@@ -12,11 +11,8 @@ export const metrics = fp(async (app) => {
   collectDefaultMetrics({ register: registry })
   const requests = new RequestMetrics()
 
-  // A callback hook: no promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    requests.record(request.method, routeOf(request).config.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
-    done()
-  })
+  // Recorded with the access line, when the answer has gone out (http/request-log.ts): no hook of its own.
+  app.accessLog.metrics = requests
 
   // Served on the private listener only (service/metrics-listener.ts); server.ts starts it.
   const listener = createMetricsListener(registry.contentType, async () => `${await registry.metrics()}\n${requests.exposition()}`)

@@ -1,13 +1,13 @@
-import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { looksLikeKey, wellFormedKey } from '../api-keys/key-format.js'
 import { findKeyUser, findKeyUserById, type KeyUser } from '../api-keys/api-key.repository.js'
 import { keyUsed } from '../api-keys/last-used.js'
-import { accessOf, type Access } from '../api-keys/scopes.js'
+import type { Access } from '../api-keys/scopes.js'
 import { nowIso } from '../db/types.js'
 import { wantsStream } from '../http/accepts-stream.js'
 import { ApiError } from '../http/errors.js'
-import { routeOf } from '../http/route-of.js'
+import { planOf } from '../http/route-plan.js'
 import type { Role } from '../users/user.table.js'
 import { findSessionUser } from './session.repository.js'
 import { hashToken } from './token.js'
@@ -60,19 +60,9 @@ export const authentication = fp(async (app) => {
   app.decorateRequest('apiKey', null)
 }, { name: 'authentication', dependencies: ['database', 'error-handler'] })
 
-// What each route needs, read once from its schema.
-const accessByRoute = new WeakMap<FastifySchema, Access>()
-
-/** What the request's route asks of its caller: the scope in its `security`, else a log-in token. */
+/** What the request's route asks of its caller (its plan, from its `security`): a scope, else a log-in token. */
 export function routeAccess (request: FastifyRequest): Access {
-  const schema = routeOf(request).schema
-  if (schema === undefined) return 'session'
-  let access = accessByRoute.get(schema)
-  if (access === undefined) {
-    access = accessOf((schema as { security?: unknown }).security) ?? 'session'
-    accessByRoute.set(schema, access)
-  }
-  return access
+  return (planOf(request).access as Access | undefined) ?? 'session'
 }
 
 /**
@@ -93,7 +83,7 @@ export async function authenticate (request: FastifyRequest, reply: FastifyReply
  * ticket alone, whatever its Authorization header says.
  */
 export function streamTicketOf (request: FastifyRequest): string | undefined {
-  if (routeOf(request).config.streamTickets !== true) return undefined
+  if (!planOf(request).streamTickets) return undefined
   const { ticket } = request.query as { ticket?: unknown }
   return typeof ticket === 'string' && wantsStream(request) ? ticket : undefined
 }
@@ -108,13 +98,8 @@ export function streamTicketOf (request: FastifyRequest): string | undefined {
  */
 export function countedByKey (request: FastifyRequest): boolean {
   const credential = bearerOf(request)
-  return credential !== undefined && looksLikeKey(credential) && routeAuthenticates(request) && streamTicketOf(request) === undefined
-}
-
-/** Whether the route's schema declares a caller (a `security` naming a log-in token or a scope): its onRequest hook authenticates. */
-function routeAuthenticates (request: FastifyRequest): boolean {
-  const schema = routeOf(request).schema
-  return schema !== undefined && accessOf((schema as { security?: unknown }).security) !== undefined
+  // A route whose plan names what it asks of its caller authenticates it (its onRequest hook).
+  return credential !== undefined && looksLikeKey(credential) && planOf(request).access !== undefined && streamTicketOf(request) === undefined
 }
 
 /** Makes the caller the user of the live session with this token hash (401 when there is none). */
