@@ -28,7 +28,7 @@ import { POST_ORDERS, POST_SORTS, postListing, type PostListQueryType } from '..
 import { listPosts, listPostsQueries } from '../src/posts/post.repository.js'
 import { toIso } from '../src/db/types.js'
 import { insertSession } from '../src/sessions/session.repository.js'
-import { newToken } from '../src/sessions/token.js'
+import { newToken } from '../src/auth/token.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
 import { write } from '../src/db/write.js'
 

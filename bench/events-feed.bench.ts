@@ -16,7 +16,7 @@ import { openDatabase, type DatabaseHandle } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { listEventsQuery, type FeedQuery } from '../src/events/event.repository.js'
 import { insertSession } from '../src/sessions/session.repository.js'
-import { newToken } from '../src/sessions/token.js'
+import { newToken } from '../src/auth/token.js'
 import { scratchDatabase, type ScratchDatabase } from '../test/scratch-database.js'
 import { write } from '../src/db/write.js'
 

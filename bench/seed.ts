@@ -8,7 +8,7 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { createdAtKey } from '../src/http/created-range.js'
 import { sortedCursorOf } from '../src/http/sorted-paging.js'
 import { postListing } from '../src/posts/post.listing.js'
-import { newToken } from '../src/sessions/token.js'
+import { newToken } from '../src/auth/token.js'
 import { hashPassword } from '../src/users/password.js'
 import { write } from '../src/db/write.js'
 

@@ -1,7 +1,7 @@
 import type { Config } from './config/config.js'
 import type { Db } from './db/schema.js'
 import type { DialectName } from './db/database.js'
-import type { CallerKey, CurrentUser } from './sessions/authentication.js'
+import type { CallerKey, Credential, CurrentUser } from './auth/authentication.js'
 import type { RateLimiter } from './http/rate-limit.js'
 import type { FieldError } from './http/errors.js'
 import type { Registry } from 'prom-client'
@@ -42,7 +42,7 @@ declare module 'fastify' {
     bodyRules?: (body: Record<string, unknown>) => FieldError[]
     /**
      * The route opens event streams with a stream ticket (`?ticket=`) in place of the
-     * Authorization header, when the client asks for a stream (sessions/authentication.ts).
+     * Authorization header, when the client asks for a stream (auth/authentication.ts).
      */
     streamTickets?: boolean
   }
@@ -53,5 +53,7 @@ declare module 'fastify' {
     sessionTokenHash: string | null
     /** The API key the request was made with (null for a log-in token), set with `user`. */
     apiKey: CallerKey | null
+    /** The credential the request presents, read on first use (auth/authentication.ts); null until then. */
+    credential: Credential | null
   }
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, named, ReadOnly, Text, Timestamp } from '../http/schemas.js'
-import { SCOPES } from './scopes.js'
+import { SCOPES } from '../auth/scopes.js'
 
 // API keys (docs/api-keys.md).
 

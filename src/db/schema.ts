@@ -7,7 +7,7 @@ import type { ProductTable } from '../products/product.table.js'
 import type { IdempotencyKeyTable, OrderTable } from '../orders/order.table.js'
 import type { EventFeedTable, EventLogTable, EventPendingTable, EventTable } from '../events/event.table.js'
 import type { WebhookDeliveryTable, WebhookEndpointTable } from '../webhooks/webhook.table.js'
-import type { StreamTicketTable } from '../events/stream-ticket.repository.js'
+import type { StreamTicketTable } from '../auth/stream-ticket.table.js'
 import type { ApiKeyTable } from '../api-keys/api-key.table.js'
 
 export interface Database {

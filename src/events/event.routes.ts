@@ -1,20 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { nowIso } from '../db/types.js'
+import type { FastifyRequest } from 'fastify'
 import { write } from '../db/write.js'
 import { wantsStream } from '../http/accepts-stream.js'
 import { ApiError, validationError } from '../http/errors.js'
 import { DEFAULT_LIMIT, PAGE_BYTES } from '../http/paging.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { AUTH_ERRORS, COMMON_HEADERS, errorResponses, LINK_HEADER, success } from '../http/schemas.js'
-import { findKeyUserById } from '../api-keys/api-key.repository.js'
-import { requires } from '../api-keys/scopes.js'
-import { authenticate, authenticateKeyById, authenticateSession, currentUser, isAdmin, streamTicketOf, unauthenticated, type CurrentUser } from '../sessions/authentication.js'
-import { findSessionUser } from '../sessions/session.repository.js'
+import { requires } from '../auth/scopes.js'
+import { authenticate, currentUser, isAdmin, stillValid, type CurrentUser } from '../auth/authentication.js'
+import { createTicket } from '../auth/stream-ticket.repository.js'
 import { EventStreams, type StreamCaller } from './event-stream.js'
-import { createTicket, ticketCredential } from './stream-ticket.repository.js'
 import { eventJson } from './event.json.js'
 import { listEvents, numberEvents, readEventLog } from './event.repository.js'
 import { EventTypeSchema } from './event.schemas.js'
@@ -71,7 +68,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         userId: user.id,
         reader,
         expiresAt,
-        stillValid: async () => (await findKeyUserById(db, key.id, nowIso()))?.id === user.id,
+        stillValid: stillValid(request),
         // A password change leaves API keys (and their streams); an account deleted takes them.
         revokedBy: (revocation) => 'apiKeyId' in revocation
           ? revocation.apiKeyId === key.id
@@ -83,26 +80,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       userId: user.id,
       reader,
       expiresAt,
-      stillValid: async () => (await findSessionUser(db, tokenHash, nowIso()))?.id === user.id,
+      stillValid: stillValid(request),
       revokedBy: (revocation) => 'sessionTokenHash' in revocation
         ? revocation.sessionTokenHash === tokenHash
         : 'userId' in revocation && revocation.userId === user.id && revocation.keepSessionTokenHash !== tokenHash
     }
   }
 
-  /** A ticket's caller on a stream request; the Authorization header otherwise. */
-  async function authenticateFeed (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const ticket = streamTicketOf(request)
-    if (ticket === undefined) return await authenticate(request, reply)
-    const made = await ticketCredential(db, ticket, nowIso())
-    if (made?.credential === undefined) throw unauthenticated()
-    if ('sessionTokenHash' in made.credential) await authenticateSession(request, made.credential.sessionTokenHash)
-    else await authenticateKeyById(request, made.credential.apiKeyId, 'events:read')
-    if (currentUser(request).id !== made.userId) throw unauthenticated()
-  }
-
   app.get('/events', {
-    onRequest: authenticateFeed,
+    // A stream may be opened with a ticket (`?ticket=`) instead of the header: authentication reads it.
+    onRequest: authenticate,
     config: { streamTickets: true },
     schema: {
       tags: ['events'],

@@ -9,7 +9,7 @@ import type { UserRow } from '../users/user.table.js'
 import { verifyAgainstDummy, verifyPassword } from '../users/password.js'
 import { beginLoginAttempt } from './login-throttle.js'
 import { deleteExpiredSessions, insertSession } from './session.repository.js'
-import { newToken } from './token.js'
+import { newToken } from '../auth/token.js'
 
 function invalidCredentials (headers: Record<string, string>): ApiError {
   return new ApiError('INVALID_CREDENTIALS', { headers })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { looksLikeKey, newKey, wellFormedKey } from '../../src/api-keys/key-format.js'
+import { looksLikeKey, newKey, wellFormedKey } from '../../src/auth/api-key-format.js'
 
 // A key's checksum catches every mistyped character, so a wrong key is refused without a lookup.
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { newKey } from '../../src/api-keys/key-format.js'
+import { newKey } from '../../src/auth/api-key-format.js'
 import { buildTestApp } from '../helper.js'
 
 // Requests made with an API key count in the key's own window of the general rate limit (8 a

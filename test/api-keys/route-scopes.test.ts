@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { SCOPES } from '../../src/api-keys/scopes.js'
+import { SCOPES } from '../../src/auth/scopes.js'
 import { assertError, buildTestApp, createAdmin, type TestApp, type TestUser } from '../helper.js'
 
 // Every operation says what it needs in its own `security`, and authentication reads it from

@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { ADMIN_SCOPES, SCOPES } from '../../src/api-keys/scopes.js'
+import { ADMIN_SCOPES, SCOPES } from '../../src/auth/scopes.js'
 import type { RawRequest } from './fuzz-app.js'
 import { Slot, SLOTS, type World, type Who } from './fuzz-world.js'
 import type { Operation, Parameter, Schema } from './openapi-operations.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { newKey } from '../../src/api-keys/key-format.js'
+import { newKey } from '../../src/auth/api-key-format.js'
 import { buildTestApp, type TestApp } from '../helper.js'
 
 // Every request counts in exactly one window of the general rate limit: a request made with a

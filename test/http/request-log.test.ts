@@ -5,7 +5,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config/config.js'
 import { openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { newKey } from '../../src/api-keys/key-format.js'
+import { newKey } from '../../src/auth/api-key-format.js'
 import { flushAccessLines } from '../../src/http/request-log.js'
 import { scratchDatabase } from '../scratch-database.js'
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
-import { accessOf, requires } from '../../src/api-keys/scopes.js'
+import { accessOf, requires } from '../../src/auth/scopes.js'
 import { planRoute, routePlans, type RoutePlan } from '../../src/http/route-plan.js'
 import { buildTestApp } from '../helper.js'
 

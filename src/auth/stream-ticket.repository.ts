@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { execute, precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
-import type { Int, Timestamp } from '../db/types.js'
-import { hashToken } from '../sessions/token.js'
+import { hashToken } from './token.js'
 
 // Stream tickets (migrations 014, 015): `est_` and 256 random bits, good for opening the event
 // streams of the user who asked for one, for TICKET_SECONDS, kept only as a hash, with the
@@ -10,15 +9,6 @@ import { hashToken } from '../sessions/token.js'
 
 export const TICKET_SECONDS = 5 * 60
 const TICKET = /^est_[A-Za-z0-9_-]{43}$/
-
-export interface StreamTicketTable {
-  ticket_hash: string
-  user_id: Int
-  session_token_hash: string | null
-  api_key_id: Int | null
-  created_at: Timestamp
-  expires_at: Timestamp
-}
 
 /** The credential a ticket was made with: a session (its token's hash) or an API key (its id). */
 export type TicketCredential = { sessionTokenHash: string } | { apiKeyId: bigint }

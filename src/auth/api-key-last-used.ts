@@ -1,6 +1,6 @@
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
-import { setLastUsed } from './api-key.repository.js'
+import { setKeyLastUsed } from './credential.repository.js'
 
 // `lastUsedAt` without a write per request: a key's use is written when the stored time is
 // unset or a minute old, and each instance writes a key at most once a minute (uses between
@@ -21,5 +21,5 @@ export function keyUsed (db: Db, keyId: bigint, stored: Date | string | null): v
   if (recent.size >= MAX_REMEMBERED) for (const [id, at] of recent) if (now - at >= LAST_USED_RESOLUTION_MS) recent.delete(id)
   recent.set(keyId, now)
   // Not awaited: the request does not wait for it; a failed write is tried again by the next use.
-  write(db, async (trx) => { await setLastUsed(trx, keyId, new Date(now).toISOString()) }).catch(() => { recent.delete(keyId) })
+  write(db, async (trx) => { await setKeyLastUsed(trx, keyId, new Date(now).toISOString()) }).catch(() => { recent.delete(keyId) })
 }
