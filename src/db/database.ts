@@ -7,7 +7,7 @@ import { CommitNotReplicated, QueryReadTimeout } from './errors.js'
 import type { Database } from './schema.js'
 import { GroupCommit } from './group-commit.js'
 import { SqliteConnection } from './sqlite-connection.js'
-import { batchScope } from './write.js'
+import { batchScope } from './unit-trace.js'
 import { statementName } from './statement-names.js'
 
 export type DialectName = 'sqlite' | 'postgres'

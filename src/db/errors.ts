@@ -1,6 +1,15 @@
-import { CommitFailed } from './group-commit.js'
-
 // Recognises database failures by their driver codes, the same way for both dialects.
+
+/**
+ * The COMMIT of a group commit's batch failed, or SQLite rolled the batch back: nothing of it
+ * was made durable (db/group-commit.ts). Answered 503: the same request may well succeed in the
+ * next batch.
+ */
+export class CommitFailed extends Error {
+  constructor (cause: unknown) {
+    super('The commit failed; nothing of this write was kept', { cause })
+  }
+}
 
 /**
  * A PostgreSQL query the server did not answer within the client's time limit; the client has

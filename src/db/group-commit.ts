@@ -1,6 +1,11 @@
 import type { ControlledTransaction, Kysely, Transaction } from 'kysely'
 import type { Database } from './schema.js'
+import { CommitFailed } from './errors.js'
 import type { SqliteConnection } from './sqlite-connection.js'
+import type { BatchScope } from './unit-trace.js'
+
+// A failed batch's error lives with the other database errors; it is named here too, where it is raised.
+export { CommitFailed }
 
 // Group commit: how every write reaches a SQLite database.
 //
@@ -32,28 +37,12 @@ import type { SqliteConnection } from './sqlite-connection.js'
 /** The work of one request: its statements, run on the batch's transaction. */
 export type Work<T> = (trx: Transaction<Database>) => Promise<T>
 
-/**
- * The COMMIT of a batch failed, or SQLite rolled the batch back: nothing of it was made durable.
- * Answered 503 (db/errors.ts): the same request may well succeed in the next batch.
- */
-export class CommitFailed extends Error {
-  constructor (cause: unknown) {
-    super('The commit failed; nothing of this write was kept', { cause })
-  }
-}
-
 interface Unit {
   work: Work<unknown>
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
   afterCommit: Array<() => void>
   outcome?: { ok: true, value: unknown } | { ok: false, error: unknown }
-}
-
-/** Called when a batch's transaction opens: which unit a statement, or an afterCommit, belongs to. */
-export interface BatchScope {
-  enter: (trx: Transaction<Database>, afterCommit: (callback: () => void) => void) => void
-  leave: (trx: Transaction<Database>) => void
 }
 
 export class GroupCommit {

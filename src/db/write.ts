@@ -1,7 +1,11 @@
 import type { Transaction } from 'kysely'
 import { groupCommitOf } from './database.js'
-import type { BatchScope, Work } from './group-commit.js'
+import type { Work } from './group-commit.js'
 import type { Database, Db, Executor } from './schema.js'
+import { batchScope, tracedHandle } from './unit-trace.js'
+
+// Tracing a unit to its handle and its after-commit callbacks lives in unit-trace.ts.
+export { afterCommit } from './unit-trace.js'
 
 // Every write of the service is a unit of work handed to one committer: `write(db, work)`.
 // `work` runs its statements on the transaction it is given and returns; the promise settles
@@ -14,12 +18,9 @@ import type { Database, Db, Executor } from './schema.js'
 //   db/compiled.ts, writeWithEvents in events/recorded-write.ts): a single statement is atomic.
 //
 // Only this file opens transactions (the lint refuses `db.transaction()` anywhere else in
-// src/). A transaction is traced back to the database handle it belongs to, so the hot queries
-// compiled once per handle (db/compiled.ts) are not built again in every unit; and callbacks
-// registered with afterCommit run once the unit's changes are durable, never when it fails.
-
-const handles = new WeakMap<Executor, Db>()
-const afterCommits = new WeakMap<Executor, (callback: () => void) => void>()
+// src/). A unit's transaction is traced back to the database handle it belongs to
+// (unit-trace.ts), and callbacks registered with afterCommit run once the unit's changes are
+// durable, never when it fails.
 
 /** Runs `work` as one unit: its statements are committed together, or not at all. Inside a unit, joins it. */
 export async function write<T> (db: Db, work: Work<T>): Promise<T> {
@@ -27,16 +28,13 @@ export async function write<T> (db: Db, work: Work<T>): Promise<T> {
   const group = groupCommitOf(db)
   if (group !== undefined) return await group.submit(work)
   const committed: Array<() => void> = []
+  const scope = batchScope(db)
   const result = await db.transaction().execute(async (trx) => {
-    handles.set(trx, db)
-    afterCommits.set(trx, (callback) => { committed.push(callback) })
+    scope.enter(trx, (callback) => { committed.push(callback) })
     try {
       return await work(trx)
     } finally {
-      // A transaction kept past its end is no longer traced to the handle: Kysely then refuses
-      // its queries, and none runs on a connection directly (db/compiled.ts).
-      handles.delete(trx)
-      afterCommits.delete(trx)
+      scope.leave(trx)
     }
   })
   // Reached only once the COMMIT has succeeded.
@@ -44,31 +42,7 @@ export async function write<T> (db: Db, work: Work<T>): Promise<T> {
   return result
 }
 
-/** How the group commit traces its batch's transaction to `db`, unit by unit. */
-export function batchScope (db: Db): BatchScope {
-  return {
-    enter: (trx, afterCommit) => {
-      handles.set(trx, db)
-      afterCommits.set(trx, afterCommit)
-    },
-    leave: (trx) => {
-      handles.delete(trx)
-      afterCommits.delete(trx)
-    }
-  }
-}
-
-/**
- * Runs `callback` once the unit the executor belongs to is durable (never when it fails);
- * outside a unit (a statement that committed by itself), at once.
- */
-export function afterCommit (executor: Executor, callback: () => void): void {
-  const register = afterCommits.get(executor)
-  if (register === undefined) callback()
-  else register(callback)
-}
-
 /** The database handle an executor runs on: itself, or the handle of the unit a transaction belongs to (undefined for any other transaction). */
 export function handleOf (executor: Executor): Db | undefined {
-  return executor.isTransaction ? handles.get(executor) : executor as Db
+  return tracedHandle(executor) as Db | undefined
 }
