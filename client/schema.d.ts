@@ -2496,6 +2496,8 @@ export interface components {
                 errors: string;
             };
         };
+        /** @description An id as text: a decimal integer from 1 to 9223372036854775807, without sign, leading zeros or spaces. */
+        IdText: string;
     };
     responses: {
         /** @description [TOO_MANY_REQUESTS](/errors/TOO_MANY_REQUESTS) */
@@ -3632,7 +3634,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -3687,7 +3689,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -3748,7 +3750,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -3786,7 +3788,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -3840,7 +3842,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4049,7 +4051,7 @@ export interface operations {
                  * @description Only posts by this user (an id). An unknown user has no posts: the list is empty.
                  * @example 42
                  */
-                authorId?: string;
+                authorId?: components["schemas"]["IdText"];
                 /**
                  * @description Words in the title or the content, all of them: `postgres replication`; a prefix ends in `*` (`replica*`); a quoted phrase matches words in that order (`"streaming replication"`). Words are matched by their stem (`replicas` finds `replica`) and case does not matter; other characters only separate words. At most 200 characters with at least one letter or digit. Without `sort`, the best matches come first.
                  * @example postgres
@@ -4181,7 +4183,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4244,7 +4246,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4311,7 +4313,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4349,7 +4351,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4418,7 +4420,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4603,7 +4605,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4664,7 +4666,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -4742,7 +4744,7 @@ export interface operations {
                  * @description Only orders of this product: its id, a decimal integer.
                  * @example 42
                  */
-                productId?: string;
+                productId?: components["schemas"]["IdText"];
                 /**
                  * @description Only orders created after this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits); earlier than `createdBefore`.
                  * @example 2026-11-01T00:00:00Z
@@ -4993,7 +4995,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5056,7 +5058,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5171,7 +5173,7 @@ export interface operations {
                  * @description Only orders of this product: its id, a decimal integer.
                  * @example 42
                  */
-                productId?: string;
+                productId?: components["schemas"]["IdText"];
                 /**
                  * @description Only orders created after this instant (excluded). An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits); earlier than `createdBefore`.
                  * @example 2026-11-01T00:00:00Z
@@ -5194,7 +5196,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5538,7 +5540,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5605,7 +5607,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5643,7 +5645,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5714,7 +5716,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5769,7 +5771,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5830,7 +5832,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5886,12 +5888,12 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
                 /**
                  * @description A delivery id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                deliveryId: string;
+                deliveryId: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -5944,12 +5946,12 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
                 /**
                  * @description A delivery id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                deliveryId: string;
+                deliveryId: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -6158,7 +6160,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };
@@ -6220,7 +6222,7 @@ export interface operations {
                  * @description A resource id: a decimal integer from 1 to 9223372036854775807.
                  * @example 42
                  */
-                id: string;
+                id: components["schemas"]["IdText"];
             };
             cookie?: never;
         };

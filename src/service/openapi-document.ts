@@ -93,6 +93,26 @@ function shareErrorResponses (doc: Json): void {
   doc.components.responses = responses
 }
 
+/**
+ * The id of a path or query parameter (`/v1/posts/{id}`, `?authorId=`), a decimal text matched
+ * as an exact 64-bit integer by a long pattern, is named once, as components.schemas.IdText, and
+ * every such parameter references it.
+ */
+function shareIdSchema (doc: Json): void {
+  let shared: Json | undefined
+  for (const path of Object.values<Json>(doc.paths)) {
+    for (const operation of Object.values<Json>(path)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.schema?.['x-int64-id'] !== true) continue
+        shared ??= parameter.schema
+        if (JSON.stringify(parameter.schema) !== JSON.stringify(shared)) throw new Error(`the id parameter ${String(parameter.name)} has a schema of its own`)
+        parameter.schema = { $ref: '#/components/schemas/IdText' }
+      }
+    }
+  }
+  if (shared !== undefined) doc.components.schemas.IdText = { ...shared, description: 'An id as text: a decimal integer from 1 to 9223372036854775807, without sign, leading zeros or spaces.' }
+}
+
 /** Each request body that references a named schema shows that schema's first example. */
 function requestExamples (doc: Json): void {
   const schemas: Json = doc.components.schemas ?? {}
@@ -167,6 +187,7 @@ export const swaggerOptions: SwaggerOptions = {
     const doc = (documentObject as { openapiObject: Json }).openapiObject
     shareHeaders(doc)
     shareErrorResponses(doc)
+    shareIdSchema(doc)
     requestExamples(doc)
     webhooks(doc)
     return doc
