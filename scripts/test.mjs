@@ -3,7 +3,8 @@
 // once, one file at a time; they start their own PostgreSQL clusters and need its server
 // binaries (initdb, pg_ctl): without them those tests are reported as skipped, except in CI
 // (CI set), where they fail. Each run uses node's test runner (spec output on the terminal,
-// TAP to a file for the totals).
+// TAP to a file for the totals), with a time limit (below): a test that hangs fails, named,
+// instead of holding the run until CI's own limit.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -25,20 +26,41 @@ const files = all.filter((file) => !isSystem(file))
 const systemFiles = process.env.TEST_SYSTEM === '0' ? [] : all.filter(isSystem)
 const databases = [...(files.length > 0 ? ['sqlite'] : []), ...(files.length > 0 && process.env.TEST_DATABASE_URL ? ['postgres'] : [])]
 const tmp = mkdtempSync(join(tmpdir(), 'api-test-report-'))
+
+// Time limits (--test-timeout). From Node.js 24 on, the limit is that of each test and hook
+// that sets no `timeout` of its own; one that does keeps its own, and a describe's own bounds
+// its tests together. No unit test measured takes more than about 20 s on a loaded machine
+// (the longest set their own limits: test/http/early-answers.test.ts, the native-module soak);
+// the system tests start clusters and set their own (up to 480 s a test, 700 s a describe). On
+// Node.js 22 the flag bounds each test file as a whole instead: the slowest unit file takes
+// about 140 s (early-answers, whose describe stops it at 180 s), and no system file's own
+// limits add up to more than 700 s. --test-force-exit ends a file's process once its tests have
+// ended: a test that timed out still holding a server, a socket or a child process would
+// otherwise keep its file, and the run, going.
+const nodeMajor = Number(process.versions.node.split('.')[0])
+const perTest = nodeMajor >= 24
+const limits = perTest ? { unit: 120_000, system: 600_000 } : { unit: 600_000, system: 900_000 }
+const limitText = (ms) => perTest
+  ? `${ms / 1000} s a test or hook without a timeout of its own (Node.js ${process.version})`
+  : `${ms / 1000} s a test file (Node.js ${process.version} applies --test-timeout to whole files)`
 const totals = { pass: 0, fail: 0, skipped: 0 }
 
-function pass (name, passFiles, env, concurrency) {
+function pass (name, passFiles, env, concurrency, timeout) {
   const started = Date.now()
   const tap = join(tmp, `${name}.tap`)
+  console.log(`time limit: ${limitText(timeout)}\n`)
   const result = spawnSync(process.execPath, [
     '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeout}`, '--test-force-exit',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=tap', `--test-reporter-destination=${tap}`,
     ...passFiles
   ], { stdio: 'inherit', env: { ...process.env, ...env } })
   const report = readFileSync(tap, 'utf8')
   const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(report)?.[1] ?? 0)
-  const passed = count('pass'); const fail = count('fail') + (result.status !== 0 && count('fail') === 0 ? 1 : 0)
+  // A test that ran out of time is counted `cancelled` (and so are those of a file that did).
+  const failed = count('fail') + count('cancelled')
+  const passed = count('pass'); const fail = failed + (result.status !== 0 && failed === 0 ? 1 : 0)
   const skipped = count('skipped') + count('todo')
   console.log(`\n${name}: ${passed} passed, ${fail} failed, ${skipped} skipped (${Math.round((Date.now() - started) / 1000)} s)`)
   totals.pass += passed; totals.fail += fail; totals.skipped += skipped
@@ -46,12 +68,12 @@ function pass (name, passFiles, env, concurrency) {
 
 for (const db of databases) {
   console.log(`\n=== test suite on ${db} (${files.length} files) ===\n`)
-  pass(db, files, { TEST_DB: db }, 2)
+  pass(db, files, { TEST_DB: db }, 2, limits.unit)
 }
 
 if (systemFiles.length > 0) {
   console.log(`\n=== system tests (${systemFiles.length} files, once, one at a time) ===\n`)
-  pass('system', systemFiles, { TEST_DB: 'sqlite' }, 1)
+  pass('system', systemFiles, { TEST_DB: 'sqlite' }, 1, limits.system)
 }
 
 console.log(`\nall passes (${[...databases, ...(systemFiles.length > 0 ? ['system'] : [])].join(', ')}):`)
