@@ -11,14 +11,21 @@ import { startServer } from './process.js'
 // dropped, collected and left open at exit, and the process ends with 0 on SIGTERM and on SIGINT,
 // on whichever Node.js runs the suite (CI runs it on 24 and 22). A native abort shows as exit
 // code null (killed by SIGABRT) and an "Assertion failed" on stderr.
+//
+// The work is counted, not timed: each test runs its processes to the end (the child's fixed
+// rounds of statements, or the server's fixed requests), each step waiting for what the process
+// says or does. Each test has its own time limit (about 15 s on a loaded 2-core machine); a
+// process a failed test leaves behind is killed, so that a hang fails that test alone, named.
 const skip = process.env.TEST_DB === 'postgres' ? 'process-level checks run once, on the SQLite pass' : false
 const CHILD = join(import.meta.dirname, 'native-soak-child.ts')
+const LIMIT = { timeout: 120_000 }
 
-describe(`native modules on Node.js ${process.version}`, { skip, timeout: 120_000 }, () => {
+describe(`native modules on Node.js ${process.version}`, { skip }, () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    test(`statements prepared, dropped and collected by the thousand; exits 0 on ${signal}`, async () => {
+    test(`statements prepared, dropped and collected by the thousand; exits 0 on ${signal}`, LIMIT, async (t) => {
       for (let run = 0; run < 3; run++) {
         const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { stdio: ['ignore', 'pipe', 'pipe'] })
+        t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
         let out = ''
         let err = ''
         child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
@@ -38,11 +45,12 @@ describe(`native modules on Node.js ${process.version}`, { skip, timeout: 120_00
       }
     })
 
-    test(`the server, after serving reads and writes, exits 0 on ${signal}`, async () => {
+    test(`the server, after serving reads and writes, exits 0 on ${signal}`, LIMIT, async (t) => {
       const dir = mkdtempSync(join(tmpdir(), 'api-native-soak-'))
       after(() => { rmSync(dir, { recursive: true, force: true }) })
       for (let run = 0; run < 3; run++) {
         const server = startServer({ DATABASE_URL: `file:${join(dir, 'app.db')}`, SHUTDOWN_GRACE_MS: '0' })
+        t.after(() => { if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL') })
         const base = await server.listening()
         const email = `soak-${signal}-${run}@example.com`
         const signUp = await fetch(`${base}/v1/users`, {
