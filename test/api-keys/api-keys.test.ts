@@ -1,46 +1,86 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test, type TestContext } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
+import { postgresPoolOf } from '../../src/db/database.js'
+import type { Db } from '../../src/db/schema.js'
 import { write } from '../../src/db/write.js'
 import { MAX_LIVE_KEYS } from '../../src/api-keys/api-key.schemas.js'
 import { assertError, buildTestApp, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
 import { openStream } from '../events/sse-client.js'
 
 // API keys: made, listed, read and revoked with a log-in token; used as `Authorization: Bearer
-// rk_…`, each limited to its scopes.
+// rk_…`, each limited to its scopes. Each test has an app of its own (world below), closed
+// after it: none depends on what another did, or on their order.
 
 interface MadeKey { id: number, key: string, prefix: string, scopes: string[], auth: { authorization: string } }
 
-describe('API keys', () => {
-  let t: TestApp
-  let admin: TestUser
-  let ann: TestUser
-  let bob: TestUser
-  let productId: number
+interface World {
+  t: TestApp
+  admin: TestUser
+  ann: TestUser
+  bob: TestUser
+  productId: number
+  /** Makes a key for `user` with these scopes (201 asserted), with its Authorization header. */
+  make: (user: TestUser, scopes: string[], extra?: Record<string, unknown>) => Promise<MadeKey>
+}
 
-  before(async () => {
-    t = await buildTestApp()
-    admin = await createAdmin(t.app)
-    ann = await createUser(t.app, { name: 'Ann' })
-    bob = await createUser(t.app, { name: 'Bob' })
-    productId = (await t.app.inject({ method: 'POST', url: '/v1/products', headers: admin.auth, payload: { name: 'Lamp', price: 100, category: 'HOME', stock: 1000 } })).json().id
+/**
+ * A new app for one test, closed after it: an administrator, Ann, Bob, and a product to order.
+ * The test's HTTP connections (undici's, the event streams') are its own too, and are cut
+ * before the app closes: the close would otherwise wait out the server's 10 s header time
+ * limit on a kept-alive one.
+ */
+async function world (context: TestContext): Promise<World> {
+  const t = await buildTestApp()
+  const dispatcher = getGlobalDispatcher()
+  const connections = new Agent()
+  setGlobalDispatcher(connections)
+  context.after(async () => {
+    setGlobalDispatcher(dispatcher)
+    await connections.destroy()
+    await t.close()
   })
-  after(async () => { await t.close() })
-
+  const admin = await createAdmin(t.app)
+  const ann = await createUser(t.app, { name: 'Ann' })
+  const bob = await createUser(t.app, { name: 'Bob' })
+  const productId = (await t.app.inject({ method: 'POST', url: '/v1/products', headers: admin.auth, payload: { name: 'Lamp', price: 100, category: 'HOME', stock: 1000 } })).json().id
   const make = async (user: TestUser, scopes: string[], extra: Record<string, unknown> = {}): Promise<MadeKey> => {
     const res = await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: user.auth, payload: { name: 'a program', scopes, ...extra } })
     assert.equal(res.statusCode, 201, res.body)
     const body = res.json()
     return { ...body, auth: { authorization: `Bearer ${body.key as string}` } }
   }
-  const insufficient = (res: Awaited<ReturnType<TestApp['app']['inject']>>, scope: string | undefined): void => {
-    assertError(res, 403, 'INSUFFICIENT_SCOPE')
-    const challenge = String(res.headers['www-authenticate'])
-    assert.match(challenge, /^Bearer realm="api", error="insufficient_scope"/)
-    if (scope === undefined) assert.doesNotMatch(challenge, /scope=/)
-    else assert.match(challenge, new RegExp(`scope="${scope}"`))
-  }
+  return { t, admin, ann, bob, productId, make }
+}
 
-  test('from a fresh account: a key with orders:read lists orders, is refused an order (403 naming orders:write), and is 401 once revoked', async () => {
+const insufficient = (res: Awaited<ReturnType<TestApp['app']['inject']>>, scope: string | undefined): void => {
+  assertError(res, 403, 'INSUFFICIENT_SCOPE')
+  const challenge = String(res.headers['www-authenticate'])
+  assert.match(challenge, /^Bearer realm="api", error="insufficient_scope"/)
+  if (scope === undefined) assert.doesNotMatch(challenge, /scope=/)
+  else assert.match(challenge, new RegExp(`scope="${scope}"`))
+}
+
+/**
+ * Resolves once every write the app had begun has finished: on SQLite a unit queued after them
+ * has committed (the group commit runs units in the order they came); on PostgreSQL no client of
+ * the pool is in use or awaited (a write holds one until it has committed).
+ */
+async function writesSettled (db: Db): Promise<void> {
+  const pool = postgresPoolOf(db)
+  if (pool === undefined) {
+    await write(db, async () => {})
+    return
+  }
+  for (const started = Date.now(); pool.idleCount < pool.totalCount || pool.waitingCount > 0; await delay(5)) {
+    if (Date.now() - started > 10_000) throw new Error(`the pool still busy after 10 s: ${pool.totalCount - pool.idleCount} clients in use, ${pool.waitingCount} awaited`)
+  }
+}
+
+describe('API keys', () => {
+  test('from a fresh account: a key with orders:read lists orders, is refused an order (403 naming orders:write), and is 401 once revoked', async (context) => {
+    const { t, ann, productId, make } = await world(context)
     const made = await make(ann, ['orders:read'])
     assert.match(made.key, /^rk_[A-Za-z0-9]{38}$/)
     assert.equal(made.prefix, made.key.slice(0, 11))
@@ -54,7 +94,8 @@ describe('API keys', () => {
     assert.equal(refused.headers['www-authenticate'], 'Bearer realm="api"')
   })
 
-  test('created once with its secret; read and listed without it, newest first, only by its owner (administrators included)', async () => {
+  test('created once with its secret; read and listed without it, newest first, only by its owner (administrators included)', async (context) => {
+    const { t, admin, ann, bob, make } = await world(context)
     const res = await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: bob.auth, payload: { name: 'importer', scopes: ['webhooks:write', 'posts:write'], expiresAt: '2099-01-01T00:00:00Z' } })
     assert.equal(res.statusCode, 201)
     const created = res.json()
@@ -85,7 +126,8 @@ describe('API keys', () => {
     assertError(await t.app.inject({ method: 'GET', url: '/v1/api-keys/0', headers: bob.auth }), 400, 'VALIDATION_ERROR', ['id'])
   })
 
-  test('each scope opens its operations and nothing else; a write scope does not include its read scope', async () => {
+  test('each scope opens its operations and nothing else; a write scope does not include its read scope', async (context) => {
+    const { t, admin, ann, productId, make } = await world(context)
     const posts = await make(ann, ['posts:write'])
     const post = await t.app.inject({ method: 'POST', url: '/v1/posts', headers: posts.auth, payload: { title: 'By a key', content: 'C' } })
     assert.equal(post.statusCode, 201)
@@ -116,14 +158,16 @@ describe('API keys', () => {
     insufficient(await t.app.inject({ method: 'GET', url: '/v1/orders', headers: catalogue.auth }), 'orders:read')
   })
 
-  test('scope checks come with authentication: before validation and before 404', async () => {
+  test('scope checks come with authentication: before validation and before 404', async (context) => {
+    const { t, ann, make } = await world(context)
     const orders = await make(ann, ['orders:read'])
     insufficient(await t.app.inject({ method: 'POST', url: '/v1/orders', headers: orders.auth, payload: { productId: 'x' } }), 'orders:write')
     insufficient(await t.app.inject({ method: 'PATCH', url: '/v1/orders/999999', headers: orders.auth, payload: {} }), 'orders:write')
     insufficient(await t.app.inject({ method: 'DELETE', url: '/v1/posts/999999', headers: orders.auth }), 'posts:write')
   })
 
-  test('keys never manage keys, the account or sessions: 403 INSUFFICIENT_SCOPE, whatever their scopes', async () => {
+  test('keys never manage keys, the account or sessions: 403 INSUFFICIENT_SCOPE, whatever their scopes', async (context) => {
+    const { t, ann, make } = await world(context)
     const all = await make(ann, ['posts:write', 'orders:read', 'orders:write', 'events:read', 'webhooks:read', 'webhooks:write'])
     for (const [method, url, payload] of [
       ['GET', '/v1/api-keys', undefined],
@@ -143,7 +187,8 @@ describe('API keys', () => {
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/orders', headers: all.auth })).statusCode, 200)
   })
 
-  test('bad keys are 401 like a bad token: malformed, a wrong checksum, unknown, expired', async () => {
+  test('bad keys are 401 like a bad token: malformed, a wrong checksum, unknown, expired', async (context) => {
+    const { t, ann, make } = await world(context)
     const made = await make(ann, ['orders:read'])
     const last = made.key.at(-1)!
     const wrongChecksum = made.key.slice(0, -1) + (last === 'A' ? 'B' : 'A')
@@ -157,7 +202,8 @@ describe('API keys', () => {
     assert.equal((await t.app.inject({ method: 'GET', url: `/v1/api-keys/${made.id}`, headers: ann.auth })).statusCode, 200)
   })
 
-  test('bad input on create: each field named, never a 500', async () => {
+  test('bad input on create: each field named, never a 500', async (context) => {
+    const { t, ann, make } = await world(context)
     const cases: Array<[unknown, string[]]> = [
       [{}, ['name', 'scopes']],
       [{ name: 'x' }, ['scopes']],
@@ -184,7 +230,8 @@ describe('API keys', () => {
     assert.notEqual(made.prefix, 'rk_mine')
   })
 
-  test(`at most ${MAX_LIVE_KEYS} live keys per account; expired ones do not count`, async () => {
+  test(`at most ${MAX_LIVE_KEYS} live keys per account; expired ones do not count`, async (context) => {
+    const { t } = await world(context)
     const carol = await createUser(t.app, { name: 'Carol' })
     const keys = await Promise.all(Array.from({ length: MAX_LIVE_KEYS + 3 }, async () => await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: carol.auth, payload: { name: 'k', scopes: ['orders:read'] } })))
     assert.deepEqual(keys.map((k) => k.statusCode).sort(), [...Array(MAX_LIVE_KEYS).fill(201), 409, 409, 409])
@@ -194,26 +241,29 @@ describe('API keys', () => {
     assert.equal((await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: carol.auth, payload: { name: 'k', scopes: ['orders:read'] } })).statusCode, 201)
   })
 
-  test('lastUsedAt: the first use at once, later uses not written again within the minute', async () => {
+  test('lastUsedAt: the first use at once, later uses not written again within the minute', async (context) => {
+    const { t, ann, make } = await world(context)
     const made = await make(ann, ['orders:read'])
+    const lastUsedAt = async (): Promise<string | null> => (await t.app.inject({ method: 'GET', url: `/v1/api-keys/${made.id}`, headers: ann.auth })).json().lastUsedAt as string | null
+    assert.equal(await lastUsedAt(), null)
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/orders', headers: made.auth })).statusCode, 200)
-    const read = async (): Promise<string | null> => {
-      for (let i = 0; i < 50; i++) {
-        const at = (await t.app.inject({ method: 'GET', url: `/v1/api-keys/${made.id}`, headers: ann.auth })).json().lastUsedAt as string | null
-        if (at !== null) return at
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      return null
+    // The use is written beside the request, not awaited by it: read until it shows.
+    let first = await lastUsedAt()
+    for (const started = Date.now(); first === null; first = await lastUsedAt()) {
+      assert.ok(Date.now() - started < 10_000, 'the first use still not shown after 10 s')
+      await delay(10)
     }
-    const first = await read()
-    assert.ok(first !== null && Date.now() - Date.parse(first) < 5000, String(first))
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.ok(Date.now() - Date.parse(first) < 5000, first)
+    // Later uses, each past the millisecond of the first: one written would show a later time.
+    while (Date.now() <= Date.parse(first)) await delay(1)
     for (let i = 0; i < 5; i++) assert.equal((await t.app.inject({ method: 'GET', url: '/v1/orders', headers: made.auth })).statusCode, 200)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    assert.equal(await read(), first)
+    // A write those uses began would have committed by now.
+    await writesSettled(t.app.db)
+    assert.equal(await lastUsedAt(), first)
   })
 
-  test('the owner\'s feed has api_key.created and api_key.revoked with the prefix, never the secret', async () => {
+  test('the owner\'s feed has api_key.created and api_key.revoked with the prefix, never the secret', async (context) => {
+    const { t, admin, ann, make } = await world(context)
     const dave = await createUser(t.app, { name: 'Dave' })
     const made = await make(dave, ['orders:read'])
     await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${made.id}`, headers: dave.auth })
@@ -226,7 +276,8 @@ describe('API keys', () => {
     assert.ok(((await t.app.inject({ method: 'GET', url: '/v1/events?type=api_key.created&limit=100', headers: admin.auth })).json() as Array<{ resource: { id: number } }>).some((e) => e.resource.id === made.id))
   })
 
-  test('a password change leaves the keys; deleting the account takes them', async () => {
+  test('a password change leaves the keys; deleting the account takes them', async (context) => {
+    const { t, make } = await world(context)
     const erin = await createUser(t.app, { name: 'Erin', password: 'erin password 1' })
     const made = await make(erin, ['orders:read'])
     assert.equal((await t.app.inject({ method: 'PUT', url: `/v1/users/${erin.id}/password`, headers: erin.auth, payload: { currentPassword: 'erin password 1', newPassword: 'erin password 2' } })).statusCode, 204)
@@ -234,7 +285,8 @@ describe('API keys', () => {
     assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/users/${erin.id}`, headers: erin.auth })).statusCode, 204)
     assertError(await t.app.inject({ method: 'GET', url: '/v1/orders', headers: made.auth }), 401, 'AUTHENTICATION_REQUIRED')
   })
-  test('a key with events:read streams the feed, also through a stream ticket it made; revoking the key ends its streams at once', async () => {
+  test('a key with events:read streams the feed, also through a stream ticket it made; revoking the key ends its streams at once', async (context) => {
+    const { t, productId, make } = await world(context)
     const base = await t.url()
     const frank = await createUser(t.app, { name: 'Frank' })
     const made = await make(frank, ['events:read', 'orders:write'])
