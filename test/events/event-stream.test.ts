@@ -1,39 +1,60 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test, type TestContext } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
 import { write } from '../../src/db/write.js'
 import { STREAMS_PER_USER } from '../../src/events/event-stream.js'
 import { assertError, buildTestApp, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
 import { openStream, type SseMessage } from './sse-client.js'
 
-// GET /v1/events with Accept: text/event-stream: the feed as a live stream, over real HTTP.
+// GET /v1/events with Accept: text/event-stream: the feed as a live stream, over real HTTP. Each
+// test has an app of its own (world below), closed after it: none depends on what another did.
 
 interface FeedEvent { id: string, sequence: number, type: string, resource: { id: number } }
 const parsed = (messages: SseMessage[]): FeedEvent[] => messages.map((m) => JSON.parse(m.data!) as FeedEvent)
 
-describe('GET /v1/events as a Server-Sent Events stream', () => {
-  let t: TestApp
-  let base: string
-  let admin: TestUser
-  let ann: TestUser
-  let bob: TestUser
-  let productId: number
+interface World {
+  t: TestApp
+  base: string
+  admin: TestUser
+  ann: TestUser
+  bob: TestUser
+  /** A post by `user`: its id. */
+  post: (user: TestUser, title: string) => Promise<number>
+  /** An order by `user` (of a product in stock): its id. */
+  order: (user: TestUser) => Promise<number>
+  /** The pull feed as `user` reads it, after `after`. */
+  feed: (user: TestUser, after: number, query?: string) => Promise<FeedEvent[]>
+  /** The sequence of the newest event. */
+  newest: () => Promise<number>
+}
 
-  before(async () => {
-    t = await buildTestApp({ SESSION_TTL_SECONDS: '3600' })
-    base = await t.url()
-    admin = await createAdmin(t.app)
-    ann = await createUser(t.app, { name: 'Ann' })
-    bob = await createUser(t.app, { name: 'Bob' })
-    const product = await t.app.inject({ method: 'POST', url: '/v1/products', headers: admin.auth, payload: { name: 'Lamp', price: 100, category: 'HOME', stock: 100000 } })
-    productId = product.json().id
+/**
+ * A new app for one test, listening on a loopback port, closed after it: an administrator, Ann,
+ * Bob, and a product to order. The test's HTTP connections (undici's, the streams') are its own
+ * too, and are cut before the app closes: the close would otherwise wait out the server's 10 s
+ * header time limit on a kept-alive one.
+ */
+async function world (context: TestContext): Promise<World> {
+  const t = await buildTestApp({ SESSION_TTL_SECONDS: '3600' })
+  const dispatcher = getGlobalDispatcher()
+  const connections = new Agent()
+  setGlobalDispatcher(connections)
+  context.after(async () => {
+    setGlobalDispatcher(dispatcher)
+    await connections.destroy()
+    await t.close()
   })
-  after(async () => { await t.close() })
-
+  const base = await t.url()
+  const admin = await createAdmin(t.app)
+  const ann = await createUser(t.app, { name: 'Ann' })
+  const bob = await createUser(t.app, { name: 'Bob' })
+  const product = await t.app.inject({ method: 'POST', url: '/v1/products', headers: admin.auth, payload: { name: 'Lamp', price: 100, category: 'HOME', stock: 100000 } })
+  const productId = product.json().id as number
   const post = async (user: TestUser, title: string): Promise<number> =>
     (await t.app.inject({ method: 'POST', url: '/v1/posts', headers: user.auth, payload: { title, content: 'C' } })).json().id
   const order = async (user: TestUser): Promise<number> =>
     (await t.app.inject({ method: 'POST', url: '/v1/orders', headers: user.auth, payload: { productId, quantity: 1 } })).json().id
-  /** The pull feed as `user` reads it, after `after`. */
   const feed = async (user: TestUser, after: number, query = ''): Promise<FeedEvent[]> => {
     const events: FeedEvent[] = []
     for (;;) {
@@ -44,8 +65,19 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   }
   const newest = async (): Promise<number> => (await feed(admin, 0)).at(-1)?.sequence ?? 0
+  return { t, base, admin, ann, bob, post, order, feed, newest }
+}
 
-  test('starts with retry:, then only what commits after it opened, each event as id, event and data; no-store, no compression', async () => {
+/** The streams open on the app, as it counts them (the event_streams_open gauge). */
+async function streamsOpen (t: TestApp): Promise<number> {
+  const gauge = t.app.metricsRegistry.getSingleMetric('event_streams_open')
+  assert.ok(gauge !== undefined, 'the event_streams_open gauge')
+  return (await gauge.get()).values[0]?.value ?? 0
+}
+
+describe('GET /v1/events as a Server-Sent Events stream', () => {
+  test('starts with retry:, then only what commits after it opened, each event as id, event and data; no-store, no compression', async (context) => {
+    const { base, ann, post, feed } = await world(context)
     await post(ann, 'before the stream')
     const stream = await openStream(`${base}/v1/events`, { ...ann.auth, 'accept-encoding': 'gzip' })
     try {
@@ -70,7 +102,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('backlog, then live, under concurrent writers: the sequence list equals the pull feed\'s, nothing twice', async () => {
+  test('backlog, then live, under concurrent writers: the sequence list equals the pull feed\'s, nothing twice', async (context) => {
+    const { base, ann, bob, post, order, feed, newest } = await world(context)
     const start = await newest()
     for (let i = 0; i < 30; i++) await post(ann, `backlog ${i}`)
     const stream = await openStream(`${base}/v1/events?after=${start}`, ann.auth)
@@ -80,9 +113,12 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
         ...Array.from({ length: 4 }, async (_, w) => { for (let i = 0; i < 15; i++) await post(w % 2 === 0 ? ann : bob, `live ${w}.${i}`) }),
         (async () => { for (let i = 0; i < 10; i++) await order(bob) })()
       ])
+      // Then one more event, after all of them: whatever the stream sends of the others, twice
+      // included, it sends before this last one, so the list is complete once that has come.
+      const last = await post(ann, 'last')
       const expected = await feed(ann, start)
+      assert.equal(expected.at(-1)?.resource.id, last)
       const seen = parsed(await stream.events(expected.length))
-      await new Promise((resolve) => setTimeout(resolve, 300))
       assert.deepEqual(parsed(stream.messages.filter((m) => m.data !== undefined)).map((e) => e.sequence), expected.map((e) => e.sequence))
       assert.deepEqual(seen.slice(0, expected.length), expected)
       // Ann never sees Bob's orders; an administrator's stream would.
@@ -92,7 +128,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('Last-Event-ID wins over after; a reconnection picks up exactly where the last one stopped', async () => {
+  test('Last-Event-ID wins over after; a reconnection picks up exactly where the last one stopped', async (context) => {
+    const { base, ann, bob, post, newest } = await world(context)
     const start = await newest()
     const first = await openStream(`${base}/v1/events?after=${start}`, ann.auth)
     const ids = [await post(ann, 'r1'), await post(ann, 'r2')]
@@ -111,7 +148,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('audience and type: a user streams their own and public events, an administrator every one; type filters', async () => {
+  test('audience and type: a user streams their own and public events, an administrator every one; type filters', async (context) => {
+    const { base, admin, ann, bob, order, newest } = await world(context)
     const start = await newest()
     const annStream = await openStream(`${base}/v1/events?after=${start}&type=order.created`, ann.auth)
     const adminStream = await openStream(`${base}/v1/events?after=${start}&type=order.created`, admin.auth)
@@ -129,7 +167,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('a log-out ends the stream of that session at once; a password change ends the other sessions\' streams; a deleted account ends all', async () => {
+  test('a log-out ends the stream of that session at once; a password change ends the other sessions\' streams; a deleted account ends all', async (context) => {
+    const { t, base } = await world(context)
     const carol = await createUser(t.app, { name: 'Carol', password: 'carol password 1' })
     const second = (await t.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: carol.email, password: carol.password } })).json().token as string
     const mine = await openStream(`${base}/v1/events`, carol.auth)
@@ -147,7 +186,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     assert.equal(await daves.ended(2000), 'end')
   })
 
-  test(`at most ${STREAMS_PER_USER} streams per user: the next is 429 TOO_MANY_STREAMS with Retry-After, others unaffected`, async () => {
+  test(`at most ${STREAMS_PER_USER} streams per user: the next is 429 TOO_MANY_STREAMS with Retry-After, others unaffected`, async (context) => {
+    const { t, base, ann } = await world(context)
     const erin = await createUser(t.app, { name: 'Erin' })
     // All at once, a few more than the cap: the cap holds however the openings interleave.
     const attempts = await Promise.all(Array.from({ length: STREAMS_PER_USER + 3 }, async () => await openStream(`${base}/v1/events`, erin.auth)))
@@ -162,9 +202,13 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
       assertError({ statusCode: refused.status, headers: refused.headers, json: () => JSON.parse(refusedBody) }, 429, 'TOO_MANY_STREAMS')
       const others = await openStream(`${base}/v1/events`, ann.auth)
       assert.equal(others.status, 200)
+      assert.equal(await streamsOpen(t), STREAMS_PER_USER + 1)
       others.close()
       open[0]!.close()
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      // Once the server has seen both closed, Erin has a place again.
+      for (const started = Date.now(); await streamsOpen(t) > STREAMS_PER_USER - 1; await delay(10)) {
+        assert.ok(Date.now() - started < 10_000, `the two streams closed 10 s ago are still counted: ${await streamsOpen(t)} open`)
+      }
       const again = await openStream(`${base}/v1/events`, erin.auth)
       assert.equal(again.status, 200)
       again.close()
@@ -173,7 +217,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('refused before the stream opens, as JSON errors: no token 401, a bad Last-Event-ID or after 400, an expired position 410', async () => {
+  test('refused before the stream opens, as JSON errors: no token 401, a bad Last-Event-ID or after 400, an expired position 410', async (context) => {
+    const { t, base, ann } = await world(context)
     const noToken = await openStream(`${base}/v1/events`)
     assert.equal(noToken.status, 401)
     const noTokenBody = await noToken.body()
@@ -197,7 +242,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('Accept without text/event-stream (none, */*, application/json, a q=0 one) keeps the JSON feed', async () => {
+  test('Accept without text/event-stream (none, */*, application/json, a q=0 one) keeps the JSON feed', async (context) => {
+    const { t, ann } = await world(context)
     for (const accept of [undefined, '*/*', 'application/json', 'text/event-stream;q=0, application/json']) {
       const res = await t.app.inject({ method: 'GET', url: '/v1/events?limit=1', headers: { ...ann.auth, ...(accept === undefined ? {} : { accept }) } })
       assert.equal(res.statusCode, 200, accept)
@@ -206,7 +252,8 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('a stream ticket: 201 once per request, opens the caller\'s streams without a header, nothing else; bad tickets 401', async () => {
+  test('a stream ticket: 201 once per request, opens the caller\'s streams without a header, nothing else; bad tickets 401', async (context) => {
+    const { t, base, ann, bob, order, newest } = await world(context)
     const made = await t.app.inject({ method: 'POST', url: '/v1/events/stream-tickets', headers: ann.auth })
     assert.equal(made.statusCode, 201)
     assert.equal(made.headers['cache-control'], 'no-store')
