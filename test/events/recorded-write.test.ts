@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import { execute, precompiled } from '../../src/db/compiled.js'
+import { groupCommitOf } from '../../src/db/database.js'
 import type { Db, Executor } from '../../src/db/schema.js'
 import { write } from '../../src/db/write.js'
 import { writeWithEvents } from '../../src/events/recorded-write.js'
@@ -32,6 +34,19 @@ async function writePost (db: Executor, authorId: bigint, title: string, failing
     }
   }, [{ type: 'user.updated', resourceId: authorId, audience: authorId, data: { id: authorId } }], NOW)
   return row.id
+}
+
+/** Resolves once `promise` has settled, or fails naming `what` after `ms`. */
+async function settlesWithin (promise: Promise<unknown>, ms: number, what: string): Promise<void> {
+  const bound = new AbortController()
+  try {
+    await Promise.race([
+      promise.then(() => {}, () => {}),
+      delay(ms, undefined, { signal: bound.signal }).then(() => { throw new Error(`${what}: not settled after ${ms} ms`) })
+    ])
+  } finally {
+    bound.abort()
+  }
 }
 
 /** The events are exactly those of the one post kept: its post.created, then the author's user.updated. */
@@ -69,6 +84,10 @@ describe('a write with its events', () => {
     const { app, close } = await buildTestApp()
     t.after(close)
     const authorId = await author(app.db)
+    // SQLite: the batch takes units for as long as this test holds the first one (its 10 ms
+    // bound would otherwise close it first), so that the write outside joins that batch.
+    const group = groupCommitOf(app.db)
+    if (group !== undefined) group.limits.ms = 60_000
     const during = gate()
     const written = gate()
     const transaction = write(app.db, async (trx) => {
@@ -78,12 +97,16 @@ describe('a write with its events', () => {
       throw new Error('undo')
     })
     await written.opened
-    // Sent while the unit holds its uncommitted rename (on SQLite it queues behind it, and runs
+    // Sent while the unit holds its uncommitted rename: on SQLite it queues behind it, and runs
     // after it in the same batch, in a savepoint of its own; on PostgreSQL it runs on another
-    // connection).
+    // connection, and commits while the unit is still open.
     const outside = writePost(app.db, authorId, 'Outside')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    during.open()
+    try {
+      if (group !== undefined) assert.equal(group.queued, 1, 'the write outside waits behind the open unit')
+      else await settlesWithin(outside, 10_000, 'the write outside, while the unit is open')
+    } finally {
+      during.open()
+    }
     await assert.rejects(transaction, /undo/)
     const id = await outside
     assert.deepEqual((await app.db.selectFrom('posts').select('title').execute()).map((p) => p.title), ['Outside'])
