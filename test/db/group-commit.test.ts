@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { groupCommitOf } from '../../src/db/database.js'
@@ -112,23 +113,37 @@ describe('group commit', { skip }, () => {
     const { app, close } = await buildTestApp()
     t.after(close)
     const id = await product(app.db, 5)
+    const group = groupCommitOf(app.db)!
+    // One batch for both, however long the first is held (the 10 ms bound would close it first).
+    group.limits.ms = 60_000
     const held = gate()
     const taken = gate()
-    const settled: string[] = []
+    // What happened, in order: a unit running, a unit answered (with how many batches had
+    // committed by then since the first unit began: its own batch is the first to).
+    const happened: string[] = []
+    let batches = Number.NaN
+    const committed = (): string => `${group.stats.batches - batches} committed`
     // The first takes 4, then fails after the second has queued: the second must not have been
     // refused for the 4 that never left the stock.
     const first = write(app.db, async (trx) => {
+      batches = group.stats.batches
       await take(trx, id, 4)
       taken.open()
       await held.opened
       throw new Error('undone')
-    }).catch((error: unknown) => { settled.push('first'); throw error })
+    }).catch((error: unknown) => { happened.push(`first answered, ${committed()}`); throw error })
     await taken.opened
-    const second = write(app.db, async (trx) => await take(trx, id, 3)).finally(() => { settled.push('second') })
+    const second = write(app.db, async (trx) => {
+      const left = await take(trx, id, 3)
+      happened.push('second ran')
+      return left
+    }).finally(() => { happened.push(`second answered, ${committed()}`) })
     held.open()
     await assert.rejects(first, /undone/)
     assert.equal(await second, 2)
-    assert.deepEqual(settled.sort(), ['first', 'second'])
+    // The first's refusal waited for the second to run and for their batch to commit; then each
+    // was answered, in the order they came.
+    assert.deepEqual(happened, ['second ran', 'first answered, 1 committed', 'second answered, 1 committed'])
   })
 
   test('a failed COMMIT fails every unit of its batch with 503 and keeps none of them, an HTTP request among them', async (t) => {
@@ -151,8 +166,13 @@ describe('group commit', { skip }, () => {
     const fine = write(app.db, async (trx) => await take(trx, id, 1))
     const request = app.inject({ method: 'POST', url: '/v1/posts', headers: user.auth, payload: { title: 'Lost with its batch', content: 'C' } })
     // The request's unit queues behind the held one (its handler awaits the session's read first).
-    for (let i = 0; i < 100 && !(groupCommitOf(app.db)!.queued > 1); i++) await new Promise((resolve) => setTimeout(resolve, 5))
-    held.open()
+    try {
+      for (const started = Date.now(); groupCommitOf(app.db)!.queued < 2; await delay(5)) {
+        assert.ok(Date.now() - started < 10_000, `the request's unit not queued after 10 s (${groupCommitOf(app.db)!.queued} queued)`)
+      }
+    } finally {
+      held.open()
+    }
     await assert.rejects(breaking, (error: unknown) => error instanceof CommitFailed)
     await assert.rejects(fine, (error: unknown) => error instanceof CommitFailed)
     assertError(await request, 503, 'SERVICE_UNAVAILABLE')
