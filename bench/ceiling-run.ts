@@ -47,6 +47,8 @@ const STEPS: Array<{ label: string, adds?: typeof FEATURES[number] }> = [
   { label: '+ `X-Content-Type-Options` (every feature above: the ceiling)', adds: 'nosniff' }
 ]
 const fmt = (n: number) => Math.round(n).toLocaleString('en')
+/** The service should keep this much of what the same features cost on bare Fastify. */
+const CEILING_GOAL = 0.95
 
 /** A read: wrk drives it in a full run with wrk on the PATH, as in `npm run bench`; autocannon otherwise. */
 interface Read { name: string, read: WrkRead }
@@ -111,19 +113,33 @@ try {
       { label: 'the service (`npm start`, every feature, its own structure)', start: async () => await startService(serviceArgs, scratch.url, join(work, 'service.log')) }
     ]
     const only = process.env.CEILING_RUNGS?.split(',').map(Number)
+    // Each rung's ratios to the floor, by read: the service's against the ceiling's (the last rung before it) is the goal.
+    const ratios = new Map<number, number[]>()
     for (const [i, rung] of rungs.entries()) {
       if (only !== undefined && !only.includes(i + 1)) continue
       process.stderr.write(`${rung.label}\n`)
       const server = await rung.start()
       try {
         const cells: string[] = []
+        const mine: number[] = []
         for (const read of reads) {
           const { rps, floorRps, ratio } = await compare(server, floor, read)
           cells.push(`${fmt(rps)} (${fmt(floorRps)}) | ${ratio.toFixed(2)}`)
+          mine.push(ratio)
         }
+        ratios.set(i, mine)
         console.log(`| ${rung.label} | ${cells.join(' | ')} |`)
       } finally {
         await server.stop()
+      }
+    }
+    const ceiling = ratios.get(rungs.length - 2)
+    const service = ratios.get(rungs.length - 1)
+    if (ceiling !== undefined && service !== undefined && !SMOKE) {
+      console.log('')
+      for (const [k, read] of reads.entries()) {
+        const share = service[k]! / ceiling[k]!
+        console.log(`${share >= CEILING_GOAL ? 'PASS' : 'FAIL'}  ${read.name}: the service at ${share.toFixed(2)} of its ceiling (goal ${CEILING_GOAL}; each a ratio to the floor over the same rounds)`)
       }
     }
   } finally {
