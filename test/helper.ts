@@ -1,3 +1,5 @@
+import type { TestContext } from 'node:test'
+import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import assert from 'node:assert/strict'
@@ -73,6 +75,24 @@ export async function buildTestApp (env: Record<string, string> = {}, options: {
 
 let counter = 0
 /** A unique, valid e-mail address for this run. */
+/**
+ * An app of one test's own, closed with it, with HTTP connections of its own too (undici's
+ * global dispatcher swapped for the test): they are cut before the app closes, which would
+ * otherwise wait out the server's 10 s header time limit on a kept-alive one.
+ */
+export async function buildAppForTest (context: TestContext, env: Record<string, string> = {}): Promise<TestApp> {
+  const t = await buildTestApp(env)
+  const dispatcher = getGlobalDispatcher()
+  const connections = new Agent()
+  setGlobalDispatcher(connections)
+  context.after(async () => {
+    setGlobalDispatcher(dispatcher)
+    await connections.destroy()
+    await t.close()
+  })
+  return t
+}
+
 export function uniqueEmail (prefix = 'user'): string {
   counter += 1
   return `${prefix}${counter}.${randomBytes(3).toString('hex')}@example.com`

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
 import { postgresPoolOf } from '../../src/db/database.js'
 import type { Db } from '../../src/db/schema.js'
 import { write } from '../../src/db/write.js'
 import { MAX_LIVE_KEYS } from '../../src/api-keys/api-key.schemas.js'
-import { assertError, buildTestApp, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
+import { assertError, buildAppForTest, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
 import { openStream } from '../events/sse-client.js'
 
 // API keys: made, listed, read and revoked with a log-in token; used as `Authorization: Bearer
@@ -32,15 +31,7 @@ interface World {
  * limit on a kept-alive one.
  */
 async function world (context: TestContext): Promise<World> {
-  const t = await buildTestApp()
-  const dispatcher = getGlobalDispatcher()
-  const connections = new Agent()
-  setGlobalDispatcher(connections)
-  context.after(async () => {
-    setGlobalDispatcher(dispatcher)
-    await connections.destroy()
-    await t.close()
-  })
+  const t = await buildAppForTest(context)
   const admin = await createAdmin(t.app)
   const ann = await createUser(t.app, { name: 'Ann' })
   const bob = await createUser(t.app, { name: 'Bob' })

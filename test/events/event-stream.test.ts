@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test, type TestContext } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
-import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
 import { write } from '../../src/db/write.js'
 import { STREAMS_PER_USER } from '../../src/events/event-stream.js'
-import { assertError, buildTestApp, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
+import { assertError, buildAppForTest, buildTestApp, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
 import { openStream, type SseMessage } from './sse-client.js'
 
 // GET /v1/events with Accept: text/event-stream: the feed as a live stream, over real HTTP. Each
@@ -36,15 +35,7 @@ interface World {
  * header time limit on a kept-alive one.
  */
 async function world (context: TestContext): Promise<World> {
-  const t = await buildTestApp({ SESSION_TTL_SECONDS: '3600' })
-  const dispatcher = getGlobalDispatcher()
-  const connections = new Agent()
-  setGlobalDispatcher(connections)
-  context.after(async () => {
-    setGlobalDispatcher(dispatcher)
-    await connections.destroy()
-    await t.close()
-  })
+  const t = await buildAppForTest(context, { SESSION_TTL_SECONDS: '3600' })
   const base = await t.url()
   const admin = await createAdmin(t.app)
   const ann = await createUser(t.app, { name: 'Ann' })
