@@ -4,8 +4,6 @@ import { CommitFailed } from './errors.js'
 import type { SqliteConnection } from './sqlite-connection.js'
 import type { BatchScope } from './unit-trace.js'
 
-// A failed batch's error lives with the other database errors; it is named here too, where it is raised.
-export { CommitFailed }
 
 // Group commit: how every write reaches a SQLite database.
 //
