@@ -74,8 +74,8 @@ export const authentication = fp(async (app) => {
 export function credentialOf (request: FastifyRequest): Credential {
   if (request.credential !== null) return request.credential
   let credential = NO_CREDENTIAL
-  const { ticket } = request.query as { ticket?: unknown }
-  if (typeof ticket === 'string' && planOf(request).streamTickets && wantsStream(request)) {
+  const ticket = planOf(request).streamTickets ? (request.query as { ticket?: unknown }).ticket : undefined
+  if (typeof ticket === 'string' && wantsStream(request)) {
     credential = { kind: 'ticket', text: ticket }
   } else {
     const header = request.headers.authorization
