@@ -54,7 +54,8 @@ process.on('exit', flushAccessLines)
 export class RequestLog extends LogController {
   /**
    * Counts every answered request, here rather than in an onResponse hook of its own: Fastify
-   * calls the log controller once the answer has gone out whether or not anything logs, and a
+   * calls the log controller once the answer has gone out whenever the app has a logger (the
+   * service's always has one, silent at least: app.ts), whether or not it logs at info, and a
    * route with no onResponse hook skips that phase's runner.
    */
   metrics: RequestRecorder | undefined
