@@ -32,6 +32,9 @@ import { userRoutes } from './users/user.routes.js'
 import { eventRoutes } from './events/event.routes.js'
 import { webhookDispatcher } from './webhooks/dispatcher.plugin.js'
 import { webhookRoutes } from './webhooks/webhook.routes.js'
+import { accountRoutes } from './accounts/account.routes.js'
+import { accountPages } from './accounts/account-pages.js'
+import { mailSender } from './mail/mail-sender.plugin.js'
 
 export interface AppOptions {
   config: Config
@@ -102,9 +105,11 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(authentication)
 
   await app.register(serviceRoutes)
-  for (const routes of [userRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes]) {
+  for (const routes of [userRoutes, accountRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
+  await app.register(accountPages)
   await app.register(webhookDispatcher)
+  await app.register(mailSender)
   return app
 }

@@ -1,6 +1,8 @@
 import type { TestContext } from 'node:test'
 import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
 import { randomBytes } from 'node:crypto'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import assert from 'node:assert/strict'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
@@ -34,7 +36,10 @@ export const QUIET_LIMITS: Record<string, string> = {
   SIGNUPS_PER_CLIENT_PER_HOUR: '1000000',
   LOGIN_FAILURES_PER_CLIENT: '1000000',
   LOGIN_FAILURES_PER_ACCOUNT: '1000000',
-  METRICS_PORT: '0'
+  METRICS_PORT: '0',
+  // The mails tests do not capture (sign-up's verification mail, say) are written here, not
+  // into the checkout's data/ folder.
+  MAIL_DIR: join(tmpdir(), 'resource-api-test-mail')
 }
 
 export interface TestApp {

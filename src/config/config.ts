@@ -34,6 +34,30 @@ export interface Config {
   webhooks: WebhookConfig
   /** Continuous replication of the embedded database (BACKUP_URL); undefined: none. */
   backup: BackupConfig | undefined
+  /** The service's own address as people reach it (links in mails to its pages); no trailing slash. */
+  publicUrl: string
+  /** The client application's address, whose pages the links in mails open instead; no trailing slash. */
+  appUrl: string | undefined
+  /** A log-in to an account whose address is not verified is refused (403 EMAIL_NOT_VERIFIED). */
+  requireEmailVerification: boolean
+  mail: MailConfig
+}
+
+export interface MailConfig {
+  /** smtp:// or smtps:// with credentials; undefined: each mail is written as a .eml file in `dir`. */
+  smtpUrl: string | undefined
+  /** The From of every mail: an address, or `Name <address>`. */
+  from: string
+  dir: string
+  /** Delay before each attempt, in milliseconds: the first, then each retry; past the last, the mail is failed. */
+  retryScheduleMs: number[]
+  /** How often the sender looks for mail it was not told of (retries, other instances' mail). */
+  pollMs: number
+  /** Mails asked for (reset, verification) per address: a minute's and an hour's worth. */
+  perAddressPerMinute: number
+  perAddressPerHour: number
+  /** Failed tokens per client address a minute (verifications and resets). */
+  tokenFailuresPerClientPerMinute: number
 }
 
 export interface WebhookConfig {
@@ -50,14 +74,59 @@ export interface WebhookConfig {
 }
 
 const DEFAULT_RETRY_SCHEDULE = '0,5,300,1800,7200,18000,36000,36000'
+// A mail is tried for about 24 hours (the last attempt 23.9 h after the first), then failed.
+const DEFAULT_MAIL_RETRY_SCHEDULE = '0,10,60,300,900,1800,3600,7200,14400,28800,28800'
 
-function retrySchedule (env: Env): number[] {
-  const raw = env.WEBHOOK_RETRY_SCHEDULE === undefined || env.WEBHOOK_RETRY_SCHEDULE === '' ? DEFAULT_RETRY_SCHEDULE : env.WEBHOOK_RETRY_SCHEDULE
+function retrySchedule (env: Env, name: string, fallback: string): number[] {
+  const raw = env[name] === undefined || env[name] === '' ? fallback : env[name]
   const entries = raw.split(',').map((e) => e.trim())
   if (entries.length > 20 || entries.some((e) => !/^\d{1,6}(\.\d{1,3})?$/.test(e))) {
-    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', `must be 1 to 20 delays in seconds, comma-separated (like ${DEFAULT_RETRY_SCHEDULE}), got "${raw}"`)
+    throw new ConfigError(name, `must be 1 to 20 delays in seconds, comma-separated (like ${fallback}), got "${raw}"`)
   }
   return entries.map((e) => Math.round(Number(e) * 1000))
+}
+
+/** An http(s) base address without query or fragment, its trailing slash dropped. */
+function baseUrl (env: Env, name: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(name, `is not a URL like https://app.example.com, got "${raw}"`)
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(name, `must be an http:// or https:// address without credentials, query or fragment, got "${raw}"`)
+  }
+  return url.href.replace(/\/+$/, '')
+}
+
+/** Where the service itself is reached, by default: its own HOST and PORT (an unspecified HOST, as 0.0.0.0, as localhost). */
+function ownUrl (host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : isIP(host) === 6 ? `[${host}]` : host
+  return `http://${name}:${port}`
+}
+
+// Never echoes the value: it may hold the SMTP password.
+function smtpUrl (env: Env): string | undefined {
+  const raw = env.SMTP_URL
+  if (raw === undefined || raw === '') return undefined
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  if (url === undefined || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '' || url.hash !== '') {
+    throw new ConfigError('SMTP_URL', 'must be smtp://user:password@host:port (or smtps:// for TLS from the first byte)')
+  }
+  return raw
+}
+
+const MAIL_FROM = /^(?:[^<>\r\n"]*<([^<>\s]+)>|([^<>\s]+))$/
+
+function mailFrom (env: Env): string {
+  const raw = env.MAIL_FROM === undefined || env.MAIL_FROM === '' ? 'no-reply@localhost' : env.MAIL_FROM
+  const match = MAIL_FROM.exec(raw.trim())
+  const address = match?.[1] ?? match?.[2]
+  if (address === undefined || !WHATWG_EMAIL.test(address)) throw new ConfigError('MAIL_FROM', `must be an e-mail address or Name <address>, got "${raw}"`)
+  return raw.trim()
 }
 
 function backup (env: Env, database: string): BackupConfig | undefined {
@@ -165,8 +234,9 @@ export function loadConfig (env: Env = process.env): Config {
   }
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST
   const database = databaseUrl(env)
+  const port = integer(env, 'PORT', 3000, 0, 65535)
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     host,
     databaseUrl: database,
     adminEmail,
@@ -189,11 +259,24 @@ export function loadConfig (env: Env = process.env): Config {
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
     webhooks: {
       allowHosts: allowHosts(env),
-      retryScheduleMs: retrySchedule(env),
+      retryScheduleMs: retrySchedule(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15000, 100, 120000),
       disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_SECONDS', 432000, 1, 31536000) * 1000,
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 600000)
     },
-    backup: backup(env, database)
+    backup: backup(env, database),
+    publicUrl: baseUrl(env, 'PUBLIC_URL') ?? ownUrl(host, port),
+    appUrl: baseUrl(env, 'APP_URL'),
+    requireEmailVerification: flag(env, 'REQUIRE_EMAIL_VERIFICATION', false),
+    mail: {
+      smtpUrl: smtpUrl(env),
+      from: mailFrom(env),
+      dir: env.MAIL_DIR === undefined || env.MAIL_DIR === '' ? 'data/mail' : env.MAIL_DIR,
+      retryScheduleMs: retrySchedule(env, 'MAIL_RETRY_SCHEDULE', DEFAULT_MAIL_RETRY_SCHEDULE),
+      pollMs: integer(env, 'MAIL_POLL_MS', 1000, 10, 600000),
+      perAddressPerMinute: integer(env, 'MAIL_PER_ADDRESS_PER_MINUTE', 1, 1, 1000000),
+      perAddressPerHour: integer(env, 'MAIL_PER_ADDRESS_PER_HOUR', 5, 1, 1000000),
+      tokenFailuresPerClientPerMinute: integer(env, 'TOKEN_FAILURES_PER_CLIENT_PER_MINUTE', 20, 1, 1000000)
+    }
   }
 }

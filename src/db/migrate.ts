@@ -15,6 +15,7 @@ import { postListing } from './migrations/012-post-listing.js'
 import { sqliteEventNumberIsKey } from './migrations/013-sqlite-event-number-is-key.js'
 import { eventStreamTickets } from './migrations/014-event-stream-tickets.js'
 import { apiKeys } from './migrations/015-api-keys.js'
+import { accountsAndMail } from './migrations/016-accounts-and-mail.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -34,7 +35,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '012-post-listing': postListing(dialect),
     '013-sqlite-event-number-is-key': sqliteEventNumberIsKey(dialect),
     '014-event-stream-tickets': eventStreamTickets(dialect),
-    '015-api-keys': apiKeys(dialect)
+    '015-api-keys': apiKeys(dialect),
+    '016-accounts-and-mail': accountsAndMail(dialect)
   }
 }
 

@@ -9,6 +9,9 @@ import type { EventFeedTable, EventLogTable, EventPendingTable, EventTable } fro
 import type { WebhookDeliveryTable, WebhookEndpointTable } from '../webhooks/webhook.table.js'
 import type { StreamTicketTable } from '../auth/stream-ticket.table.js'
 import type { ApiKeyTable } from '../api-keys/api-key.table.js'
+import type { AccountTokenTable } from '../accounts/account-token.table.js'
+import type { LimitHitTable } from '../http/sliding-window.js'
+import type { MailOutboxTable } from '../mail/mail.table.js'
 
 export interface Database {
   users: UserTable
@@ -28,6 +31,9 @@ export interface Database {
   webhook_deliveries: WebhookDeliveryTable
   stream_tickets: StreamTicketTable
   api_keys: ApiKeyTable
+  account_tokens: AccountTokenTable
+  mail_outbox: MailOutboxTable
+  limit_hits: LimitHitTable
 }
 
 export type Db = Kysely<Database>

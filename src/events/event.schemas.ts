@@ -3,7 +3,7 @@ import { Id, named, Timestamp } from '../http/schemas.js'
 import { Order } from '../orders/order.schemas.js'
 import { Post } from '../posts/post.schemas.js'
 import { Product } from '../products/product.schemas.js'
-import { UserPrivate } from '../users/user.schemas.js'
+import { UserAccount } from '../users/user.schemas.js'
 import { EVENT_TYPES, PING_TYPE, resourceTypeOf, type EventType, type ResourceType } from './event.types.js'
 
 // Every event type as a named schema (components.schemas, and the document's `webhooks`),
@@ -15,7 +15,7 @@ export const Sequence = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTE
 // The representations a webhook endpoint's disabling and an API key's events carry (defined by
 // their features, referenced here by name to keep the features' schemas apart).
 const DATA: Record<ResourceType, string> = {
-  user: UserPrivate.$id!,
+  user: UserAccount.$id!,
   post: Post.$id!,
   product: Product.$id!,
   order: Order.$id!,
@@ -25,7 +25,7 @@ const DATA: Record<ResourceType, string> = {
 
 const DESCRIPTIONS: Record<EventType, string> = {
   'user.created': 'An account was created. Seen by the user and administrators.',
-  'user.updated': 'An account\'s e-mail address or name changed. Seen by the user and administrators.',
+  'user.updated': 'An account changed: its name, its e-mail address (a new one asked for, then proved), or its address was verified. Seen by the user and administrators.',
   'user.deleted': 'An account was deleted, with its sessions, posts and orders (each post also has its post.deleted). Seen by the user and administrators.',
   'post.created': 'A post was created. Seen by every user.',
   'post.updated': 'A post\'s title or content changed (views do not make events). Seen by every user.',

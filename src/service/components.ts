@@ -3,7 +3,8 @@ import { Order, OrderCreateBody, OrderPatchBody } from '../orders/order.schemas.
 import { Author, Post, PostCreateBody, PostPatchBody, PostReplaceBody, PostViews } from '../posts/post.schemas.js'
 import { Product, ProductCreateBody, ProductPatchBody } from '../products/product.schemas.js'
 import { CurrentSession, LoginBody, Session, SessionUser } from '../sessions/session.schemas.js'
-import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
+import { PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
+import { EmailVerificationBody, MailRequestBody, PasswordResetBody } from '../accounts/account.schemas.js'
 import { ErrorEntry, Health, ServiceIndex } from './service.routes.js'
 import { Event, eventSchemas, PingEvent } from '../events/event.schemas.js'
 import { ApiKey, ApiKeyCreateBody, ApiKeyWithSecret } from '../api-keys/api-key.schemas.js'
@@ -16,7 +17,8 @@ import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEnd
  */
 export const componentSchemas = [
   FieldErrorSchema, Problem, ValidationProblem,
-  UserPublic, UserPrivate, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
+  UserPublic, UserPrivate, UserAccount, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
+  MailRequestBody, EmailVerificationBody, PasswordResetBody,
   LoginBody, SessionUser, Session, CurrentSession,
   Author, Post, PostCreateBody, PostReplaceBody, PostPatchBody, PostViews,
   Product, ProductCreateBody, ProductPatchBody,

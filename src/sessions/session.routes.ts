@@ -10,6 +10,7 @@ import { deleteSession } from './session.repository.js'
 import { CurrentSession, LoginBody, Session } from './session.schemas.js'
 import { currentSessionRepresentation, logIn } from './session.service.js'
 import { prepareDummyHash } from '../users/password.js'
+import { findUserById } from '../users/user.repository.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   // The dummy hash for unknown e-mails is made now, so the first unknown e-mail after start-up
@@ -21,12 +22,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['sessions'],
       operationId: 'createSession',
       summary: 'Log in',
-      description: 'Exchanges an e-mail and password for a bearer token, shown only in this response. Failed attempts are limited per e-mail and client address, per client address and per account (429 past a limit).',
+      description: 'Exchanges an e-mail and password for a bearer token, shown only in this response. Failed attempts are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password for an unverified address is 403 EMAIL_NOT_VERIFIED.',
       security: [],
       body: ref(LoginBody),
       response: {
         201: success(Session, { description: 'Logged in. The session is then addressed as /v1/sessions/current by whoever holds the token.', headers: LOCATION_HEADER }),
-        ...errorResponses(...BODY_ERRORS, 'INVALID_CREDENTIALS', 'TOO_MANY_REQUESTS')
+        ...errorResponses(...BODY_ERRORS, 'INVALID_CREDENTIALS', 'EMAIL_NOT_VERIFIED', 'TOO_MANY_REQUESTS')
       }
     }
   }, async (request, reply) => {
@@ -46,10 +47,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: success(CurrentSession, { description: 'The session.' }), ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR') }
     }
   }, async (request) => {
-    const user = currentUser(request)
+    const caller = currentUser(request)
     // Only a log-in token reaches here (its `security`), and a session always expires.
-    if (user.sessionExpiresAt === null) throw unauthenticated()
-    return currentSessionRepresentation(user.sessionExpiresAt, user)
+    if (caller.sessionExpiresAt === null) throw unauthenticated()
+    // The state of the address is read here, not on every authenticated request.
+    const user = await findUserById(app.db, caller.id)
+    if (user === undefined) throw unauthenticated()
+    return currentSessionRepresentation(caller.sessionExpiresAt, user)
   })
 
   app.delete('/sessions/current', {

@@ -20,10 +20,12 @@ export const SessionUser = named('SessionUser', Type.Object({
   id: Id,
   email: Type.String(),
   name: Type.String(),
-  role: Type.Union([Type.Literal('USER'), Type.Literal('ADMIN')], { description: 'ADMIN may manage products and see and ship every order.' })
+  role: Type.Union([Type.Literal('USER'), Type.Literal('ADMIN')], { description: 'ADMIN may manage products and see and ship every order.' }),
+  emailVerified: Type.Boolean({ description: 'Whether a mailed link proved `email`.' }),
+  pendingEmail: Type.Union([Type.String(), Type.Null()], { description: 'A new address waiting for its proof (PUT /v1/users/{id}), or null.' })
 }, { description: 'The logged-in user.' }))
 
-const sessionExample = { tokenType: 'Bearer', expiresAt: '2026-11-22T16:30:00.000Z', user: { id: 42, email: 'ada@example.com', name: 'Ada', role: 'USER' } }
+const sessionExample = { tokenType: 'Bearer', expiresAt: '2026-11-22T16:30:00.000Z', user: { id: 42, email: 'ada@example.com', name: 'Ada', role: 'USER', emailVerified: true, pendingEmail: null } }
 
 /** The current session, as GET /v1/sessions/current shows it: never the token. */
 export const CurrentSession = named('CurrentSession', Type.Object({

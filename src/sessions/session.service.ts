@@ -53,22 +53,29 @@ export async function verifyCurrentPassword (db: Db, config: Config, email: stri
   }
 }
 
+type SessionUserRow = Pick<UserRow, 'id' | 'email' | 'name' | 'role' | 'email_verified' | 'pending_email'>
+
 /** A session as GET /v1/sessions/current shows it: never the token, which is sent once, at log-in. */
-export function currentSessionRepresentation (expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
+export function currentSessionRepresentation (expiresAt: Date | string, user: SessionUserRow) {
   return {
     tokenType: 'Bearer' as const,
     expiresAt: toIso(expiresAt),
-    user: { id: user.id, email: user.email, name: user.name, role: user.role }
+    user: { id: user.id, email: user.email, name: user.name, role: user.role, emailVerified: Number(user.email_verified) === 1, pendingEmail: user.pending_email }
   }
 }
 
 /** The answer to a log-in: the only response that carries the token. */
-export function sessionRepresentation (token: string, expiresAt: Date | string, user: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) {
+export function sessionRepresentation (token: string, expiresAt: Date | string, user: SessionUserRow) {
   return { token, ...currentSessionRepresentation(expiresAt, user) }
 }
 
 export async function logIn (db: Db, config: Config, email: string, password: string, client: string) {
   const { user, headers, succeeded } = await verifyCredentials(db, config, email, password, client)
+  if (config.requireEmailVerification && Number(user.email_verified) === 0) {
+    // The password was right (its failures are cleared), but no session until the address is proved.
+    await write(db, async (trx) => { await succeeded(trx) })
+    throw new ApiError('EMAIL_NOT_VERIFIED', { headers })
+  }
   const { token, hash } = newToken()
   const now = Date.now()
   const expiresAt = new Date(now + config.sessionTtlSeconds * 1000).toISOString()

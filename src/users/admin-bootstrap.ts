@@ -6,7 +6,7 @@ import { deleteUserSessions } from '../sessions/session.repository.js'
 import { hashPassword, verifyPassword } from './password.js'
 import { recordEvent } from '../events/event.repository.js'
 import { findUserByEmail, insertUser, setAdmin } from './user.repository.js'
-import { toUserPrivate } from './user.representation.js'
+import { toUserAccount } from './user.representation.js'
 
 /** A valid user name from the e-mail's local part: at most 20 code points, never blank. */
 function nameFor (email: string): string {
@@ -30,7 +30,7 @@ export async function ensureAdmin (db: Db, email: string, password: string): Pro
   if (existing === undefined) {
     try {
       await write(db, async (trx) => {
-        const user = toUserPrivate(await insertUser(trx, { email, name: nameFor(email), passwordHash, role: 'ADMIN', now: nowIso() }))
+        const user = toUserAccount(await insertUser(trx, { email, name: nameFor(email), passwordHash, role: 'ADMIN', now: nowIso() }))
         await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user })
       })
       return 'created'
@@ -40,7 +40,7 @@ export async function ensureAdmin (db: Db, email: string, password: string): Pro
   }
   const user = existing ?? await findUserByEmail(db, email)
   if (user === undefined) throw new Error('ensureAdmin: the account vanished while being promoted')
-  if (user.role === 'ADMIN' && await verifyPassword(user.password_hash, password)) return 'unchanged'
+  if (user.role === 'ADMIN' && Number(user.email_verified) === 1 && await verifyPassword(user.password_hash, password)) return 'unchanged'
   await write(db, async (trx) => {
     await setAdmin(trx, user.id, passwordHash, nowIso())
     await deleteUserSessions(trx, user.id)

@@ -28,7 +28,7 @@ export interface NewUser {
 
 export async function insertUser (db: Executor, user: NewUser): Promise<UserRow> {
   return await mapDuplicateEmail(db.insertInto('users')
-    .values({ email: user.email, name: user.name, password_hash: user.passwordHash, role: user.role, created_at: user.now, updated_at: user.now })
+    .values({ email: user.email, name: user.name, password_hash: user.passwordHash, role: user.role, email_verified: user.role === 'ADMIN' ? 1 : 0, created_at: user.now, updated_at: user.now })
     .returningAll()
     .executeTakeFirstOrThrow())
 }
@@ -43,18 +43,27 @@ export async function findUserByEmail (db: Executor, email: string): Promise<Use
     .executeTakeFirst()
 }
 
+/** Whether an account other than `id` has this address (a proposal elsewhere does not count). */
+export async function emailTakenByOther (db: Executor, email: string, id: bigint): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id')
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', emailKey(email)))
+    .where('id', '!=', id)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
 // Named columns, not `*`: the lock runs as a prepared statement (db/statement-names.ts).
 const userForUpdate = precompiledLock((db: Executor, id: bigint) =>
-  db.selectFrom('users').select(['id', 'email', 'name', 'password_hash', 'role', 'created_at', 'updated_at']).where('id', '=', id))
+  db.selectFrom('users').select(['id', 'email', 'name', 'password_hash', 'role', 'email_verified', 'pending_email', 'created_at', 'updated_at']).where('id', '=', id))
 
 /** The user row, locked until the end of the transaction (for a read-check-write sequence). */
 export async function lockUser (trx: Executor, dialect: DialectName, id: bigint): Promise<UserRow | undefined> {
   return (await execute(trx, userForUpdate(trx, dialect, id))).rows[0]
 }
 
-export async function updateUser (db: Executor, id: bigint, changes: { email: string, name: string, now: string }): Promise<UserRow> {
+export async function updateUser (db: Executor, id: bigint, changes: { email: string, pendingEmail: string | null, name: string, now: string }): Promise<UserRow> {
   return await mapDuplicateEmail(db.updateTable('users')
-    .set({ email: changes.email, name: changes.name, updated_at: changes.now })
+    .set({ email: changes.email, pending_email: changes.pendingEmail, name: changes.name, updated_at: changes.now })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow())
@@ -64,8 +73,9 @@ export async function updatePasswordHash (db: Executor, id: bigint, passwordHash
   await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute()
 }
 
+/** The operator chose the address: an administrator's counts as verified. */
 export async function setAdmin (db: Executor, id: bigint, passwordHash: string, now: string): Promise<void> {
-  await db.updateTable('users').set({ role: 'ADMIN', password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute()
+  await db.updateTable('users').set({ role: 'ADMIN', password_hash: passwordHash, email_verified: 1, updated_at: now }).where('id', '=', id).execute()
 }
 
 /** Deletes the user; sessions, posts and orders go with it through ON DELETE CASCADE. */

@@ -5,10 +5,16 @@ export function toUserPublic (row: UserRow) {
   return { id: row.id, name: row.name }
 }
 
-/**
- * What only the user sees (sign-up, PUT). `If-Match` on PUT and DELETE compares against this
- * representation's tag, so a stale e-mail is caught too; the tag is only ever sent beside the e-mail.
- */
+/** What only the user sees, as sign-up shows it. */
 export function toUserPrivate (row: UserRow) {
   return { id: row.id, email: row.email, name: row.name }
+}
+
+/**
+ * The user as the user sees it after a change (PUT, events): with the state of its address.
+ * `If-Match` on PUT and DELETE compares against this representation's tag (sign-up's ETag is
+ * this one's too), so a stale e-mail is caught; the tag is only ever sent beside the e-mail.
+ */
+export function toUserAccount (row: UserRow) {
+  return { id: row.id, email: row.email, name: row.name, emailVerified: Number(row.email_verified) === 1, pendingEmail: row.pending_email }
 }

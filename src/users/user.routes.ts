@@ -10,17 +10,32 @@ import { nowIso, toIso } from '../db/types.js'
 import { recordEvent } from '../events/event.repository.js'
 import { authenticate, requireSelf } from '../auth/authentication.js'
 import { ApiError } from '../http/errors.js'
-import { sendTagged, sendWithTag } from '../http/etag.js'
+import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCurrentPassword } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
 import { countSignup } from './signup-limit.js'
-import { countPostsByAuthor, deleteUser, postIdsOfAuthor, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
-import { toUserPrivate, toUserPublic } from './user.representation.js'
-import { PasswordChangeBody, Profile, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
+import { countPostsByAuthor, deleteUser, emailTakenByOther, postIdsOfAuthor, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
+import { toUserAccount, toUserPrivate, toUserPublic } from './user.representation.js'
+import { PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
+import type { UserRow } from './user.table.js'
+import { voidTokens } from '../accounts/account-token.repository.js'
+import { afterPasswordReplaced, queueAccountMail } from '../accounts/account.service.js'
+import { emailKey } from '../http/email.js'
 
+
+/**
+ * What a PUT's `email` asks of the account's address: nothing (`same`: the current address, in
+ * any case, which may change its spelling and drops a proposal), to keep the proposal waiting
+ * (`pending`: the address already proposed, its link still good), or a `new` proposal.
+ */
+function addressChange (user: UserRow, email: string): { kind: 'same' } | { kind: 'pending', pending: string } | { kind: 'new' } {
+  if (emailKey(email) === emailKey(user.email)) return { kind: 'same' }
+  if (user.pending_email !== null && emailKey(email) === emailKey(user.pending_email)) return { kind: 'pending', pending: email }
+  return { kind: 'new' }
+}
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
@@ -54,12 +69,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // A cheap early answer for the common case; the unique index decides the race.
     if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
     const passwordHash = await hashPassword(password)
-    const shown = await write(db, async (trx) => {
-      const user = toUserPrivate(await insertUser(trx, { email, name, passwordHash, role: 'USER', now: nowIso() }))
-      await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user })
+    const row = await write(db, async (trx) => {
+      const user = await insertUser(trx, { email, name, passwordHash, role: 'USER', now: nowIso() })
+      await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: toUserAccount(user) })
+      await queueAccountMail(trx, app.config, { kind: 'verify-email', userId: user.id, address: user.email })
       return user
     })
-    return await sendWithTag(reply.code(201).header('location', `/v1/users/${shown.id}`), UserPrivate, shown)
+    // The body is the account as sign-up shows it; the tag is that of the account as PUT shows
+    // it, so it can be sent as If-Match with the first change.
+    void reply.header('etag', etagOf(reply, UserAccount, toUserAccount(row)))
+    return await reply.code(201).header('location', `/v1/users/${row.id}`).send(toUserPrivate(row))
   })
 
   app.get('/users/:id', {
@@ -89,21 +108,32 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       operationId: 'replaceUser',
       summary: 'Replace your e-mail and name',
-      description: 'Only the user may change the account. Honours If-Match.',
+      description: 'Only the user may change the account. Honours If-Match. A new `email` does not replace the address at once: it becomes `pendingEmail`, a verification link goes to it, and it becomes `email` when that link is used (the old address is then told). The current `email` (in any case) clears `pendingEmail`. An address another account has is 409 DUPLICATE_EMAIL.',
       security: requires('session'),
       params: IdParams,
       headers: IfMatchHeaders,
       body: ref(UserReplaceBody),
-      response: { 200: success(UserPrivate, { description: 'The changed user.', headers: ETAG_HEADER }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL') }
+      response: { 200: success(UserAccount, { description: 'The changed user.', headers: ETAG_HEADER }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
-      representation: { schema: UserPrivate, of: toUserPrivate },
-      write: async (trx) => {
-        const user = await updateUser(trx, id, { email: request.body.email, name: request.body.name, now: nowIso() })
-        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserPrivate(user) })
+      representation: { schema: UserAccount, of: toUserAccount },
+      write: async (trx, current) => {
+        const { email, name } = request.body
+        const change = addressChange(current, email)
+        if (change.kind === 'new' && await emailTakenByOther(trx, email, id)) throw new ApiError('DUPLICATE_EMAIL')
+        const user = await updateUser(trx, id, {
+          email: change.kind === 'same' ? email : current.email,
+          pendingEmail: change.kind === 'same' ? null : change.kind === 'new' ? email : change.pending,
+          name,
+          now: nowIso()
+        })
+        // A proposal dropped or replaced: its link no longer proves anything.
+        if (current.pending_email !== null && change.kind !== 'pending') await voidTokens(trx, id, 'verify-email', current.pending_email)
+        if (change.kind === 'new') await queueAccountMail(trx, app.config, { kind: 'verify-email', userId: id, address: email })
+        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user) })
         return user
       }
     })
@@ -125,7 +155,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const id = BigInt(request.params.id)
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
-      representation: { schema: UserPrivate, of: toUserPrivate },
+      representation: { schema: UserAccount, of: toUserAccount },
       write: async (trx) => {
         // The account's posts go with it: their readers learn it as they learn of any deleted post.
         for (const postId of await postIdsOfAuthor(trx, id)) await recordEvent(trx, { type: 'post.deleted', resourceId: postId })
@@ -165,7 +195,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       operationId: 'changePassword',
       summary: 'Change your password',
-      description: 'Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays.',
+      description: 'Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays. Reset tokens mailed earlier are void, and a notice goes to the address.',
       security: requires('session'),
       params: IdParams,
       body: ref(PasswordChangeBody),
@@ -181,9 +211,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         const { succeeded } = await verifyCurrentPassword(db, app.config, user.email, currentPassword, request.ip)
         return { succeeded, passwordHash: await hashPassword(newPassword) }
       },
-      write: async (trx, _user, { succeeded, passwordHash }) => {
+      write: async (trx, user, { succeeded, passwordHash }) => {
         await succeeded(trx)
         await updatePasswordHash(trx, id, passwordHash, nowIso())
+        await afterPasswordReplaced(trx, app.config, user, 'change')
         await deleteOtherSessions(trx, id, request.sessionTokenHash ?? '')
         afterCommit(trx, () => { credentialsRevoked(db, { userId: id, keepSessionTokenHash: request.sessionTokenHash ?? '' }) })
       }

@@ -12,6 +12,17 @@ export const UserPrivate = named('UserPrivate', Type.Object({ id: Id, email: Typ
   examples: [{ id: 42, email: 'ada@example.com', name: 'Ada' }]
 }))
 
+export const UserAccount = named('UserAccount', Type.Object({
+  id: Id,
+  email: Type.String({ description: 'The account\'s address: where its mail goes, and what it logs in with.' }),
+  name: Type.String(),
+  emailVerified: Type.Boolean({ description: 'Whether a mailed link proved `email`.' }),
+  pendingEmail: Type.Union([Type.String(), Type.Null()], { description: 'A new address asked for with PUT and waiting for its proof: it becomes `email` when the link mailed to it is used. Null when none.' })
+}, {
+  description: 'A user as the user sees it after a change, with the state of its address.',
+  examples: [{ id: 42, email: 'ada@example.com', name: 'Ada', emailVerified: true, pendingEmail: 'ada@example.org' }]
+}))
+
 export const UserCreateBody = named('UserCreateRequest', Type.Object({
   email: Email,
   password: Password,

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import type { ColumnType, Selectable } from 'kysely'
 import type { GeneratedId, Timestamp } from '../db/types.js'
 
 export type Role = 'USER' | 'ADMIN'
@@ -9,6 +9,10 @@ export interface UserTable {
   name: string
   password_hash: string
   role: Role
+  /** 1 once a mailed token proved `email`. */
+  email_verified: ColumnType<bigint | number, number | undefined, number>
+  /** A new address waiting for its proof; `email` changes only then. */
+  pending_email: ColumnType<string | null, string | null | undefined, string | null>
   created_at: Timestamp
   updated_at: Timestamp
 }

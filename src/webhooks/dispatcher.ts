@@ -6,7 +6,8 @@ import type { Notifications } from '../db/notifications.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
-import { CoalescedTask } from '../events/coalesced-task.js'
+import { DeliveryLoop } from '../background/delivery-loop.js'
+import { nextAttemptAt } from '../background/retry.js'
 import { onEventsCommitted } from '../events/committed.js'
 import { eventJson } from '../events/event.json.js'
 import { eventsAfter, eventsToFanOut, lastNumberedAfter, setFanOutMark, lockEventLog, numberEvents, pruneEvents, recordEvent } from '../events/event.repository.js'
@@ -19,15 +20,15 @@ import { enabledEndpoints, findEndpoint, insertDeliveries, lockEndpoint, updateD
 import { ALL_EVENTS } from './webhook.schemas.js'
 import type { WebhookEndpointRow } from './webhook.table.js'
 
-// The dispatcher runs inside every instance of the service (docs/events.md). Each round it:
+// The dispatcher runs inside every instance of the service (docs/events.md), on the loop every
+// background delivery shares (background/delivery-loop.ts). Each round it:
 // 1. numbers committed events (PostgreSQL; events/event.repository.ts);
 // 2. fans new events out into deliveries, one row per event and matching endpoint, under the
 //    event log's row lock, so that each event is fanned out once whichever instance does it;
 // 3. claims due deliveries (webhooks/delivery-claims.ts) and sends them, a few at a time;
 // 4. once an hour, prunes events and deliveries past the retention period.
 // A round starts when this instance commits an event, when another instance announces new
-// deliveries (PostgreSQL NOTIFY), when an attempt finishes, and on a short poll (retries fall
-// due, and the announcement is only a hint).
+// deliveries (PostgreSQL NOTIFY), when an attempt finishes, and on a short poll.
 
 const CHANNEL = 'webhook_deliveries'
 const FAN_OUT_BATCH = 500
@@ -35,11 +36,6 @@ const MAX_IN_FLIGHT = 8
 const PRUNE_EVERY_MS = 60 * 60 * 1000
 /** A claimed attempt is another instance's to retry once this long has passed beyond its time limit. */
 const LEASE_MARGIN_MS = 5000
-/** How long a stopping instance lets attempts in flight finish before it stops them. */
-const STOP_GRACE_MS = 2000
-const JITTER = 0.1
-/** The least time between the starts of two rounds (or the poll interval, if shorter). */
-const ROUND_SPACING_MS = 250
 
 export interface DispatcherLog {
   warn: (obj: object, msg: string) => void
@@ -69,19 +65,7 @@ export class WebhookDispatcher {
   readonly #log: DispatcherLog
   /** The guarded connection agent, made with the first delivery. */
   #agent: Promise<Dispatcher> | undefined
-  readonly #inFlight = new Set<Promise<void>>()
-  readonly #stopping = new AbortController()
-  // The database may be out of reach: the next poll tries again.
-  readonly #rounds = new CoalescedTask(async () => { await this.#round() }, (error) => { this.#log.warn({ err: error }, 'webhook dispatcher round failed') })
-  #claiming: Promise<void> | undefined
-  #claimAgain = false
-  #lastRound = 0
-  #scheduled: NodeJS.Timeout | undefined
-  readonly #spacingMs: number
-  #timer: NodeJS.Timeout | undefined
-  readonly #notifications: Notifications | undefined
-  #unlisten: (() => void) | undefined
-  #unsubscribe: (() => void) | undefined
+  readonly #loop: DeliveryLoop<ClaimedDelivery>
   #lastPrune = 0
 
   constructor (options: DispatcherOptions) {
@@ -89,44 +73,33 @@ export class WebhookDispatcher {
     this.#dialect = options.dialect
     this.#config = options.config
     this.#log = options.log
-    this.#notifications = options.notifications
-    this.#spacingMs = Math.min(ROUND_SPACING_MS, options.config.webhooks.pollMs)
+    const { timeoutMs, pollMs } = options.config.webhooks
+    this.#loop = new DeliveryLoop<ClaimedDelivery>({
+      name: 'webhook delivery',
+      log: options.log,
+      pollMs,
+      maxInFlight: MAX_IN_FLIGHT,
+      round: async () => { await this.#round() },
+      claim: async (free) => await claimDeliveries(this.#db, this.#dialect, free, new Date(), timeoutMs + LEASE_MARGIN_MS),
+      send: async (delivery, signal) => { await this.#send(delivery, signal) },
+      wakeOn: (wake) => onEventsCommitted(options.db, wake),
+      notifications: { channel: CHANNEL, hub: options.notifications }
+    })
   }
 
   start (): void {
-    this.#unsubscribe = onEventsCommitted(this.#db, () => { this.wake() })
-    this.#timer = setInterval(() => { this.wake() }, this.#config.webhooks.pollMs)
-    this.#timer.unref()
-    this.#unlisten = this.#notifications?.subscribe(CHANNEL, () => { this.wake() })
-    this.wake()
+    this.#loop.start()
   }
 
-  /**
-   * Starts a round: now, or once the one running is over; never sooner than ROUND_SPACING_MS
-   * after the last one began. Under a stream of writes every commit wakes the dispatcher, and a
-   * round with new events writes (the fan-out); spaced, one round takes the events of many
-   * commits at once, instead of adding a write transaction (an fsync on SQLite) to each.
-   */
   wake (): void {
-    if (this.#stopping.signal.aborted) return
-    if (this.#rounds.busy() || this.#scheduled !== undefined) return
-    const wait = this.#lastRound + this.#spacingMs - Date.now()
-    if (wait > 0) {
-      this.#scheduled = setTimeout(() => {
-        this.#scheduled = undefined
-        this.wake()
-      }, wait)
-      return
-    }
-    this.#lastRound = Date.now()
-    this.#rounds.start(() => { this.wake() })
+    this.#loop.wake()
   }
 
+  /** A round's own work before its claim: numbering, fan-out, and once an hour the pruning. */
   async #round (): Promise<void> {
     await numberEvents(this.#db)
     const fanned = await this.#fanOut()
     if (fanned > 0 && this.#dialect === 'postgres') await sql`select pg_notify(${CHANNEL}, '')`.execute(this.#db)
-    await this.#claimAndSend()
     if (Date.now() - this.#lastPrune >= PRUNE_EVERY_MS) {
       this.#lastPrune = Date.now()
       await pruneEvents(this.#db, this.#config.eventRetentionDays * 24 * 60 * 60 * 1000)
@@ -174,50 +147,7 @@ export class WebhookDispatcher {
     }
   }
 
-  /**
-   * Claims due deliveries for the free sending slots and starts them. A slot freed by a finished
-   * send is filled at once, not at the next round: rounds are spaced, and sending only from them
-   * capped an instance at 8 deliveries per 250 ms whatever the receiver's speed. One claim runs
-   * at a time, so the slots are never overfilled; a call during a claim makes it run once more.
-   */
-  async #claimAndSend (): Promise<void> {
-    if (this.#claiming !== undefined) {
-      this.#claimAgain = true
-      return await this.#claiming
-    }
-    this.#claiming = this.#claim().finally(() => {
-      this.#claiming = undefined
-      if (this.#claimAgain) {
-        this.#claimAgain = false
-        this.#topUp()
-      }
-    })
-    return await this.#claiming
-  }
-
-  #topUp (): void {
-    if (this.#stopping.signal.aborted) return
-    this.#claimAndSend().catch((error: unknown) => { this.#log.warn({ err: error }, 'webhook delivery claim failed') })
-  }
-
-  async #claim (): Promise<void> {
-    const free = MAX_IN_FLIGHT - this.#inFlight.size
-    if (free <= 0 || this.#stopping.signal.aborted) return
-    const { timeoutMs } = this.#config.webhooks
-    const claimed = await claimDeliveries(this.#db, this.#dialect, free, new Date(), timeoutMs + LEASE_MARGIN_MS)
-    for (const delivery of claimed) {
-      const sending: Promise<void> = this.#send(delivery)
-        .catch((error: unknown) => { this.#log.warn({ err: error, deliveryId: delivery.id.toString() }, 'webhook delivery could not be recorded') })
-        .finally(() => {
-          this.#inFlight.delete(sending)
-          this.#topUp()
-          this.wake()
-        })
-      this.#inFlight.add(sending)
-    }
-  }
-
-  async #send (delivery: ClaimedDelivery): Promise<void> {
+  async #send (delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
     const endpoint = await findEndpoint(this.#db, delivery.endpoint_id)
     if (endpoint === undefined) return
     const secrets = [endpoint.secret]
@@ -225,7 +155,7 @@ export class WebhookDispatcher {
     if (endpoint.previous_secret !== null && previousUntil !== null && new Date(previousUntil).getTime() > Date.now()) secrets.push(endpoint.previous_secret)
     this.#agent ??= deliveryAgent({ allowHosts: this.#config.webhooks.allowHosts })
     const result = await attemptDelivery({ url: endpoint.url, secrets }, delivery.event_id, delivery.payload, {
-      dispatcher: await this.#agent, timeoutMs: this.#config.webhooks.timeoutMs, signal: this.#stopping.signal
+      dispatcher: await this.#agent, timeoutMs: this.#config.webhooks.timeoutMs, signal
     })
     await this.#record(delivery, result)
   }
@@ -263,13 +193,11 @@ export class WebhookDispatcher {
         : now.getTime() - failingSince.getTime() >= disableAfterMs
           ? `Every delivery failed for ${Math.round(disableAfterMs / 3_600_000)} hours or more.`
           : undefined
-      const attempts = Number(delivery.attempts)
-      if (reason !== undefined || attempts >= retryScheduleMs.length) {
+      const next = nextAttemptAt(retryScheduleMs, Number(delivery.attempts), now, result.retryAfterSeconds)
+      if (reason !== undefined || next === undefined) {
         await updateDelivery(trx, delivery.id, { ...last, status: 'FAILED', completed_at: nowText })
       } else {
-        const scheduled = retryScheduleMs[attempts]! * (1 + JITTER * (2 * Math.random() - 1))
-        const delay = Math.max(scheduled, (result.retryAfterSeconds ?? 0) * 1000)
-        await updateDelivery(trx, delivery.id, { ...last, next_attempt_at: new Date(now.getTime() + delay).toISOString() })
+        await updateDelivery(trx, delivery.id, { ...last, next_attempt_at: next.toISOString() })
       }
       if (reason !== undefined && Number(endpoint.enabled) === 1) {
         const disabled = await updateEndpoint(trx, endpoint.id, { enabled: 0, disabled_reason: reason, failing_since: null, updated_at: nowText })
@@ -282,18 +210,7 @@ export class WebhookDispatcher {
   }
 
   async stop (): Promise<void> {
-    if (this.#stopping.signal.aborted) return
-    clearInterval(this.#timer)
-    clearTimeout(this.#scheduled)
-    this.#unsubscribe?.()
-    const settled = Promise.allSettled([...this.#inFlight])
-    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())])
-    this.#stopping.abort()
-    await this.#claiming?.catch(() => {})
-    await Promise.allSettled([...this.#inFlight])
-    // A round still running finishes its statements before the database closes.
-    while (this.#rounds.running) await new Promise((resolve) => setTimeout(resolve, 10))
-    this.#unlisten?.()
+    await this.#loop.stop()
     const agent = await this.#agent?.catch(() => undefined)
     await agent?.close().catch(() => {})
   }

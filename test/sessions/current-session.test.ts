@@ -30,7 +30,7 @@ describe('GET /v1/sessions/current', () => {
     assert.deepEqual(res.json(), rest)
     assert.deepEqual(Object.keys(res.json()).sort(), ['expiresAt', 'tokenType', 'user'])
     assert.ok(!res.body.includes(token), 'the token appears nowhere in the body')
-    assert.deepEqual(res.json().user, { id: user.id, email: user.email, name: 'Current', role: 'USER' })
+    assert.deepEqual(res.json().user, { id: user.id, email: user.email, name: 'Current', role: 'USER', emailVerified: false, pendingEmail: null })
   })
 
   test('reading the session does not extend it (GET changes nothing)', async () => {

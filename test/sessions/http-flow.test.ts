@@ -42,7 +42,7 @@ describe('account life over HTTP', () => {
 
     const renamed = await call('PUT', `/v1/users/${id}`, { email, name: 'Wired' }, token)
     assert.equal(renamed.status, 200)
-    assert.deepEqual(renamed.json(), { id, email, name: 'Wired' })
+    assert.deepEqual(renamed.json(), { id, email, name: 'Wired', emailVerified: false, pendingEmail: null })
 
     const rekeyed = await call('PUT', `/v1/users/${id}/password`, { currentPassword: 'correct horse', newPassword: 'battery staple' }, token)
     assert.equal(rekeyed.status, 204)

@@ -13,7 +13,7 @@ const logIn = (payload: unknown, headers: Record<string, string> = {}) => app.in
 const TOKEN = /^[A-Za-z0-9_-]{43,}$/
 
 describe('POST /v1/sessions', () => {
-  test('201 with exactly {token, tokenType, expiresAt, user: {id, email, name, role}}', async () => {
+  test('201 with exactly {token, tokenType, expiresAt, user: {id, email, name, role, emailVerified, pendingEmail}}', async () => {
     const user = await createUser(app, { name: 'Logger' })
     const before = Date.now()
     const res = await logIn({ email: user.email, password: user.password })
@@ -22,7 +22,7 @@ describe('POST /v1/sessions', () => {
     const body = res.json()
     assert.deepEqual(Object.keys(body).sort(), ['expiresAt', 'token', 'tokenType', 'user'])
     assert.equal(body.tokenType, 'Bearer')
-    assert.deepEqual(body.user, { id: user.id, email: user.email, name: 'Logger', role: 'USER' })
+    assert.deepEqual(body.user, { id: user.id, email: user.email, name: 'Logger', role: 'USER', emailVerified: false, pendingEmail: null })
     assert.match(body.expiresAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     const expires = Date.parse(body.expiresAt)
     assert.ok(expires >= before + 86400_000 - 1000 && expires <= afterwards + 86400_000 + 1000, body.expiresAt)

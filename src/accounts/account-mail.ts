@@ -1,0 +1,63 @@
+import type { Config } from '../config/config.js'
+import type { Db, Executor } from '../db/schema.js'
+import { write } from '../db/write.js'
+import { emailKey } from '../http/email.js'
+import type { ClaimedMail } from '../mail/mail.repository.js'
+import type { Compose } from '../mail/mail-sender.js'
+import { findUserByEmail, findUserById } from '../users/user.repository.js'
+import type { UserRow } from '../users/user.table.js'
+import { accountLink } from './account-links.js'
+import { issueToken, TOKEN_LIFETIME_MS } from './account-token.repository.js'
+
+// What each account mail says, decided when it is sent (mail/mail-sender.ts): the account is
+// looked up then, and a token is made then (voiding the account's earlier ones of its purpose).
+// A mail asked for by address (a reset, a new verification mail) names no account when queued,
+// so asking costs the same whether or not one has the address; an address no account has, or
+// one that needs no proof any more, gets nothing.
+
+/** The account whose address (unverified) or proposed new address is this one; the newest proposal wins. */
+async function awaitingProof (db: Executor, address: string): Promise<UserRow | undefined> {
+  const key = emailKey(address)
+  const own = await findUserByEmail(db, address)
+  if (own !== undefined && Number(own.email_verified) === 0) return own
+  return await db.selectFrom('users').selectAll()
+    .where((eb) => eb(eb.fn('lower', ['pending_email']), '=', key))
+    .orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(1)
+    .executeTakeFirst()
+}
+
+function data (mail: ClaimedMail): Record<string, string> {
+  return JSON.parse(mail.data) as Record<string, string>
+}
+
+export function accountMail (db: Db, config: Config): Compose {
+  return async (mail) => {
+    switch (mail.kind) {
+      case 'verify-email': {
+        const user = mail.user_id === null ? await awaitingProof(db, mail.address) : await findUserById(db, mail.user_id)
+        if (user === undefined) return undefined
+        const key = emailKey(mail.address)
+        const pending = user.pending_email !== null && emailKey(user.pending_email) === key
+        const current = emailKey(user.email) === key && Number(user.email_verified) === 0
+        if (!pending && !current) return undefined
+        const to = pending ? user.pending_email! : user.email
+        const token = await write(db, async (trx) => await issueToken(trx, user.id, 'verify-email', to))
+        return { to, content: { kind: 'verify-email', name: user.name, link: accountLink(config, 'email-verification', token), hours: TOKEN_LIFETIME_MS['verify-email'] / 3_600_000, newAddress: pending } }
+      }
+      case 'reset-password': {
+        const user = mail.user_id === null ? await findUserByEmail(db, mail.address) : await findUserById(db, mail.user_id)
+        if (user === undefined) return undefined
+        const token = await write(db, async (trx) => await issueToken(trx, user.id, 'reset-password', user.email))
+        return { to: user.email, content: { kind: 'reset-password', name: user.name, link: accountLink(config, 'password-reset', token), minutes: TOKEN_LIFETIME_MS['reset-password'] / 60_000 } }
+      }
+      case 'email-changed': {
+        const { name = '', newEmail = '' } = data(mail)
+        return { to: mail.address, content: { kind: 'email-changed', name, oldEmail: mail.address, newEmail } }
+      }
+      case 'password-changed': {
+        const { name = '', how } = data(mail)
+        return { to: mail.address, content: { kind: 'password-changed', name, how: how === 'reset' ? 'reset' : 'change' } }
+      }
+    }
+  }
+}
