@@ -25,8 +25,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: Accepted, ...errorResponses(...BODY_ERRORS, 'TOO_MANY_REQUESTS') }
     }
   }, async (request, reply) => {
-    const headers = await requestMail(db, config, 'verify-email', request.body.email)
-    return await reply.code(202).headers(headers).send(null)
+    const headers = await requestMail(db, dialect, config, 'verify-email', request.body.email)
+    return await reply.code(202).headers(headers).send()
   })
 
   app.post('/email-verifications', {
@@ -55,8 +55,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 202: Accepted, ...errorResponses(...BODY_ERRORS, 'TOO_MANY_REQUESTS') }
     }
   }, async (request, reply) => {
-    const headers = await requestMail(db, config, 'reset-password', request.body.email)
-    return await reply.code(202).headers(headers).send(null)
+    const headers = await requestMail(db, dialect, config, 'reset-password', request.body.email)
+    return await reply.code(202).headers(headers).send()
   })
 
   app.post('/password-resets', {

@@ -32,8 +32,8 @@ export async function queueAccountMail (trx: Executor, config: Config, mail: Que
  * (accounts/account-mail.ts). So the answer, its time and its limits are the same for an
  * address that has an account and one that has none.
  */
-export async function requestMail (db: Db, config: Config, kind: 'verify-email' | 'reset-password', email: string): Promise<Record<string, string>> {
-  const { headers } = await recordHit(db, 'mail-address', emailKey(email), [
+export async function requestMail (db: Db, dialect: DialectName, config: Config, kind: 'verify-email' | 'reset-password', email: string): Promise<Record<string, string>> {
+  const { headers } = await recordHit(db, dialect, 'mail-address', emailKey(email), [
     { name: 'mail-minute', limit: config.mail.perAddressPerMinute, seconds: 60 },
     { name: 'mail-hour', limit: config.mail.perAddressPerHour, seconds: 3600 }
   ], 'Too many mails were asked for this address. Try again later.')
@@ -42,8 +42,8 @@ export async function requestMail (db: Db, config: Config, kind: 'verify-email' 
 }
 
 /** Counts a token against the client's failures; taken back in the unit of work a good token makes. */
-async function tokenAttempt (db: Db, config: Config, client: string) {
-  return await recordHit(db, 'token-client', client, [{ name: 'token-failures', limit: config.mail.tokenFailuresPerClientPerMinute, seconds: 60 }],
+async function tokenAttempt (db: Db, dialect: DialectName, config: Config, client: string) {
+  return await recordHit(db, dialect, 'token-client', client, [{ name: 'token-failures', limit: config.mail.tokenFailuresPerClientPerMinute, seconds: 60 }],
     'Too many invalid tokens from this address. Try again later.')
 }
 
@@ -66,7 +66,7 @@ async function updateAccount (trx: Executor, user: UserRow, set: { email?: strin
  * account took that address meanwhile: 409 DUPLICATE_EMAIL; the old address is told).
  */
 export async function verifyEmail (db: Db, dialect: DialectName, config: Config, token: string, client: string): Promise<void> {
-  const attempt = await tokenAttempt(db, config, client)
+  const attempt = await tokenAttempt(db, dialect, config, client)
   await write(db, async (trx) => {
     const spent = await spendToken(trx, 'verify-email', token)
     if (spent === undefined) throw invalidToken()
@@ -98,7 +98,7 @@ export async function verifyEmail (db: Db, dialect: DialectName, config: Config,
  * an unverified one that still is the account's becomes verified.
  */
 export async function resetPassword (db: Db, dialect: DialectName, config: Config, token: string, newPassword: string, client: string): Promise<void> {
-  const attempt = await tokenAttempt(db, config, client)
+  const attempt = await tokenAttempt(db, dialect, config, client)
   // A look first, so that a wrong token never costs a password hash.
   if (await findLiveToken(db, 'reset-password', token) === undefined) throw invalidToken()
   const passwordHash = await hashPassword(newPassword)
