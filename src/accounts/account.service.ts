@@ -8,7 +8,7 @@ import { afterCommit, write } from '../db/write.js'
 import { recordEvent } from '../events/event.repository.js'
 import { emailKey } from '../http/email.js'
 import { ApiError } from '../http/errors.js'
-import { recordHit } from '../http/sliding-window.js'
+import { recordHit, type Hit } from '../http/sliding-window.js'
 import { queueMail, type QueuedMail } from '../mail/mail.repository.js'
 import { deleteUserSessions } from '../sessions/session.repository.js'
 import { hashPassword } from '../users/password.js'
@@ -67,6 +67,16 @@ async function updateAccount (trx: Executor, user: UserRow, set: { email?: strin
  */
 export async function verifyEmail (db: Db, dialect: DialectName, config: Config, token: string, client: string): Promise<void> {
   const attempt = await tokenAttempt(db, dialect, config, client)
+  try {
+    await spendVerification(db, dialect, config, token, attempt)
+  } catch (error) {
+    // A good token whose address another account took meanwhile is not a failed token.
+    if (error instanceof ApiError && error.code === 'DUPLICATE_EMAIL') await write(db, async (trx) => { await attempt.takeBack(trx) })
+    throw error
+  }
+}
+
+async function spendVerification (db: Db, dialect: DialectName, config: Config, token: string, attempt: Hit): Promise<void> {
   await write(db, async (trx) => {
     const spent = await spendToken(trx, 'verify-email', token)
     if (spent === undefined) throw invalidToken()
