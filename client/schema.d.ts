@@ -132,7 +132,7 @@ export interface paths {
         get: operations["getUser"];
         /**
          * Replace your e-mail and name
-         * @description Only the user may change the account. Honours If-Match.
+         * @description Only the user may change the account. Honours If-Match. A new `email` does not replace the address at once: it becomes `pendingEmail`, a verification link goes to it, and it becomes `email` when that link is used (the old address is then told). The current `email` (in any case) clears `pendingEmail`. An address another account has is 409 DUPLICATE_EMAIL.
          */
         put: operations["replaceUser"];
         post?: never;
@@ -176,10 +176,90 @@ export interface paths {
         get?: never;
         /**
          * Change your password
-         * @description Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays.
+         * @description Needs the current password: a wrong one is 400 VALIDATION_ERROR on the field `currentPassword` and counts as a failed log-in. Every other session of the user is revoked; this one stays. Reset tokens mailed earlier are void, and a notice goes to the address.
          */
         put: operations["changePassword"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-verification-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a new verification link
+         * @description Mails a new verification token to the address if an account has it unverified, or asks for it as its new address; voids the account's earlier verification tokens. The answer is 202 either way. At most one mail per address a minute and five an hour (429 past that, the same for every address).
+         */
+        post: operations["requestEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-verifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an e-mail address
+         * @description Spends a verification token: the address it was mailed to becomes verified, or, for a new address asked for with PUT /v1/users/{id}, becomes the account's `email` (409 DUPLICATE_EMAIL if another account took it meanwhile; the old address is told). A token unknown, used, voided or expired is 400 INVALID_TOKEN. At most 20 failed tokens a minute per client address.
+         */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password-reset-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a password reset link
+         * @description Mails a reset token (good for 30 minutes, once) to the account with this address, verified or not; voids the account's earlier reset tokens. The answer is 202, in the same time, whether or not an account has the address. At most one mail per address a minute and five an hour (429 past that, the same for every address).
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password-resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset token
+         * @description Spends a reset token: the password is replaced (the rules of sign-up), every session of the account ends, every other reset token is void and a notice goes to the address. No session is made: log in with the new password. API keys stay. A token unknown, used, voided or expired is 400 INVALID_TOKEN. At most 20 failed tokens a minute per client address.
+         */
+        post: operations["resetPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -197,7 +277,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges an e-mail and password for a bearer token, shown only in this response. Failed attempts are limited per e-mail and client address, per client address and per account (429 past a limit).
+         * @description Exchanges an e-mail and password for a bearer token, shown only in this response. Failed attempts are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password for an unverified address is 403 EMAIL_NOT_VERIFIED.
          */
         post: operations["createSession"];
         delete?: never;
@@ -694,7 +774,7 @@ export interface webhooks {
         put?: never;
         /**
          * user.updated
-         * @description An account's e-mail address or name changed. Seen by the user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         * @description An account changed: its name, its e-mail address (a new one asked for, then proved), or its address was verified. Seen by the user and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
          */
         post: operations["userUpdatedEventWebhook"];
         delete?: never;
@@ -1001,7 +1081,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -1073,6 +1153,30 @@ export interface components {
             id: number;
             email: string;
             name: string;
+        };
+        /**
+         * @description A user as the user sees it after a change, with the state of its address.
+         * @example {
+         *       "id": 42,
+         *       "email": "ada@example.com",
+         *       "name": "Ada",
+         *       "emailVerified": true,
+         *       "pendingEmail": "ada@example.org"
+         *     }
+         */
+        UserAccount: {
+            /**
+             * Format: int64
+             * @example 42
+             */
+            id: number;
+            /** @description The account's address: where its mail goes, and what it logs in with. */
+            email: string;
+            name: string;
+            /** @description Whether a mailed link proved `email`. */
+            emailVerified: boolean;
+            /** @description A new address asked for with PUT and waiting for its proof: it becomes `email` when the link mailed to it is used. Null when none. */
+            pendingEmail: string | null;
         };
         /**
          * @description A new account.
@@ -1165,6 +1269,52 @@ export interface components {
             createdAt: string;
         };
         /**
+         * @description The address to mail.
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        MailRequest: {
+            /**
+             * Format: email
+             * @description An e-mail address (WHATWG "valid e-mail address"), unique case-insensitively.
+             * @example ada@example.com
+             */
+            email: string;
+        };
+        /**
+         * @description A verification token.
+         * @example {
+         *       "token": "q3Zb0o9bK2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzM"
+         *     }
+         */
+        EmailVerificationRequest: {
+            /**
+             * @description The token from the link in the mail (its `token` parameter).
+             * @example q3Zb0o9bK2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzM
+             */
+            token: string;
+        };
+        /**
+         * @description A reset token and the new password.
+         * @example {
+         *       "token": "q3Zb0o9bK2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzM",
+         *       "newPassword": "battery staple horse"
+         *     }
+         */
+        PasswordResetRequest: {
+            /**
+             * @description The token from the link in the mail (its `token` parameter).
+             * @example q3Zb0o9bK2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzM
+             */
+            token: string;
+            /**
+             * @description 8 to 50 characters; never trimmed.
+             * @example correct horse battery
+             */
+            newPassword: string;
+        };
+        /**
          * @description Credentials for a log-in.
          * @example {
          *       "email": "ada@example.com",
@@ -1188,6 +1338,10 @@ export interface components {
             name: string;
             /** @description ADMIN may manage products and see and ship every order. */
             role: "USER" | "ADMIN";
+            /** @description Whether a mailed link proved `email`. */
+            emailVerified: boolean;
+            /** @description A new address waiting for its proof (PUT /v1/users/{id}), or null. */
+            pendingEmail: string | null;
         };
         /**
          * @description A new session (log-in).
@@ -1199,7 +1353,9 @@ export interface components {
          *         "id": 42,
          *         "email": "ada@example.com",
          *         "name": "Ada",
-         *         "role": "USER"
+         *         "role": "USER",
+         *         "emailVerified": true,
+         *         "pendingEmail": null
          *       }
          *     }
          */
@@ -1224,7 +1380,9 @@ export interface components {
          *         "id": 42,
          *         "email": "ada@example.com",
          *         "name": "Ada",
-         *         "role": "USER"
+         *         "role": "USER",
+         *         "emailVerified": true,
+         *         "pendingEmail": null
          *       }
          *     }
          */
@@ -1644,9 +1802,9 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
-            data: components["schemas"]["UserPrivate"];
+            data: components["schemas"]["UserAccount"];
         };
-        /** @description An account's e-mail address or name changed. Seen by the user and administrators. */
+        /** @description An account changed: its name, its e-mail address (a new one asked for, then proved), or its address was verified. Seen by the user and administrators. */
         UserUpdatedEvent: {
             /**
              * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
@@ -1676,7 +1834,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
-            data: components["schemas"]["UserPrivate"];
+            data: components["schemas"]["UserAccount"];
         };
         /** @description An account was deleted, with its sessions, posts and orders (each post also has its post.deleted). Seen by the user and administrators. */
         UserDeletedEvent: {
@@ -2978,6 +3136,45 @@ export interface components {
                 };
             };
         };
+        /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [MALFORMED_JSON](/errors/MALFORMED_JSON), [INVALID_TOKEN](/errors/INVALID_TOKEN) */
+        ValidationErrorOrMalformedJsonOrInvalidToken: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "MALFORMED_JSON" | "INVALID_TOKEN";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "MALFORMED_JSON" | "INVALID_TOKEN";
+                };
+            };
+        };
         /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE) */
         InsufficientScope: {
             headers: {
@@ -3719,10 +3916,12 @@ export interface operations {
                      * @example {
                      *       "id": 42,
                      *       "email": "ada@example.com",
-                     *       "name": "Ada"
+                     *       "name": "Ada",
+                     *       "emailVerified": true,
+                     *       "pendingEmail": "ada@example.org"
                      *     }
                      */
-                    "application/json": components["schemas"]["UserPrivate"];
+                    "application/json": components["schemas"]["UserAccount"];
                 };
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
@@ -3879,6 +4078,152 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    requestEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MailRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: a mail goes out if there is anything to send, whether or not an account has the address (the answer is the same either way). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "q3Zb0o9bK2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzM"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailVerificationRequest"];
+            };
+        };
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJsonOrInvalidToken"];
+            409: components["responses"]["DuplicateEmail"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MailRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: a mail goes out if there is anything to send, whether or not an account has the address (the answer is the same either way). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "q3Zb0o9bK2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzM",
+                 *       "newPassword": "battery staple horse"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJsonOrInvalidToken"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createSession: {
         parameters: {
             query?: never;
@@ -3917,7 +4262,9 @@ export interface operations {
                      *         "id": 42,
                      *         "email": "ada@example.com",
                      *         "name": "Ada",
-                     *         "role": "USER"
+                     *         "role": "USER",
+                     *         "emailVerified": true,
+                     *         "pendingEmail": null
                      *       }
                      *     }
                      */
@@ -3965,6 +4312,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description [EMAIL_NOT_VERIFIED](/errors/EMAIL_NOT_VERIFIED) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/EMAIL_NOT_VERIFIED",
+                     *       "title": "E-mail address not verified",
+                     *       "status": 403,
+                     *       "code": "EMAIL_NOT_VERIFIED",
+                     *       "message": "Verify your e-mail address before you log in.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "EMAIL_NOT_VERIFIED";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/EMAIL_NOT_VERIFIED",
+                     *       "title": "E-mail address not verified",
+                     *       "status": 403,
+                     *       "code": "EMAIL_NOT_VERIFIED",
+                     *       "message": "Verify your e-mail address before you log in.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "EMAIL_NOT_VERIFIED";
+                    };
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3998,7 +4384,9 @@ export interface operations {
                      *         "id": 42,
                      *         "email": "ada@example.com",
                      *         "name": "Ada",
-                     *         "role": "USER"
+                     *         "role": "USER",
+                     *         "emailVerified": true,
+                     *         "pendingEmail": null
                      *       }
                      *     }
                      */

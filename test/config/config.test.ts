@@ -33,8 +33,48 @@ describe('loadConfig', () => {
         disableAfterMs: 432000000,
         pollMs: 1000
       },
-      backup: undefined
+      backup: undefined,
+      publicUrl: 'http://127.0.0.1:3000',
+      appUrl: undefined,
+      requireEmailVerification: false,
+      mail: {
+        smtpUrl: undefined,
+        from: 'no-reply@localhost',
+        dir: 'data/mail',
+        retryScheduleMs: [0, 10000, 60000, 300000, 900000, 1800000, 3600000, 7200000, 14400000, 28800000, 28800000],
+        pollMs: 1000,
+        perAddressPerMinute: 1,
+        perAddressPerHour: 5,
+        tokenFailuresPerClientPerMinute: 20
+      }
     })
+  })
+
+  test('the mail and the links in it: SMTP_URL, MAIL_FROM, PUBLIC_URL and APP_URL', () => {
+    const config = loadConfig({ SMTP_URL: 'smtps://mailer:s3cret@smtp.example:465', MAIL_FROM: 'Shop <no-reply@shop.example>', PUBLIC_URL: 'https://api.shop.example/', APP_URL: 'https://shop.example/account', REQUIRE_EMAIL_VERIFICATION: 'true' })
+    assert.equal(config.mail.smtpUrl, 'smtps://mailer:s3cret@smtp.example:465')
+    assert.equal(config.mail.from, 'Shop <no-reply@shop.example>')
+    assert.equal(config.publicUrl, 'https://api.shop.example')
+    assert.equal(config.appUrl, 'https://shop.example/account')
+    assert.equal(config.requireEmailVerification, true)
+    // An unspecified listen address is no address to link to.
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '8080' }).publicUrl, 'http://localhost:8080')
+    assert.equal(loadConfig({ HOST: '::1' }).publicUrl, 'http://[::1]:3000')
+    for (const [env, variable] of [
+      [{ SMTP_URL: 'http://smtp.example' }, 'SMTP_URL'],
+      [{ SMTP_URL: 'smtp://user:topsecret@' }, 'SMTP_URL'],
+      [{ MAIL_FROM: 'not an address' }, 'MAIL_FROM'],
+      [{ MAIL_FROM: 'Shop <a@b.example' }, 'MAIL_FROM'],
+      [{ PUBLIC_URL: 'ftp://api.example' }, 'PUBLIC_URL'],
+      [{ APP_URL: 'https://app.example/?next=1' }, 'APP_URL'],
+      [{ APP_URL: 'https://user:pw@app.example' }, 'APP_URL'],
+      [{ MAIL_RETRY_SCHEDULE: '0,soon' }, 'MAIL_RETRY_SCHEDULE'],
+      [{ MAIL_PER_ADDRESS_PER_MINUTE: '0' }, 'MAIL_PER_ADDRESS_PER_MINUTE'],
+      [{ TOKEN_FAILURES_PER_CLIENT_PER_MINUTE: 'x' }, 'TOKEN_FAILURES_PER_CLIENT_PER_MINUTE'],
+      [{ REQUIRE_EMAIL_VERIFICATION: 'yes' }, 'REQUIRE_EMAIL_VERIFICATION']
+    ] as Array<[Record<string, string>, string]>) {
+      assert.throws(() => loadConfig(env), (error: Error) => error.message.startsWith(`${variable}: `) && !error.message.includes('topsecret'), JSON.stringify(env))
+    }
   })
 
   test('BACKUP_URL: a folder (relative, absolute or a file:/// URL) or an S3 bucket and path, with its defaults', () => {
