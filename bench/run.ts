@@ -55,7 +55,8 @@
 //                                          works; fails on any error or non-2xx answer; no goals
 //   npm run bench -- --only=post-by-id,list   some routes only: post-by-id, list, deep, product-by-id, views,
 //                                          create-post, patch-post, order; login (the log-in burst);
-//                                          catalogue (the product-finding bench); keys (API key against token)
+//                                          catalogue (the product-finding bench); keys (API key against token);
+//                                          reset-burst (1,000 password resets and their mail)
 //   BENCH_DATABASE_URL=postgres://…        also on PostgreSQL (a scratch database is created and dropped)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32   per-run length, rounds (at least 3; at least 7 for
 //                                          the routes that record events), connections
@@ -532,5 +533,12 @@ if (ONLY === undefined || ONLY.includes('keys')) {
   const keys = spawnSync(process.execPath, ['--import', 'tsx', 'bench/api-keys.bench.ts', ...(SMOKE ? ['--smoke'] : [])], { stdio: 'inherit', env: process.env })
   keysFailed = keys.status !== 0
 }
+// A burst of password resets and the mail they send (bench/password-reset-burst.bench.ts; `--only=reset-burst` runs it alone).
+let resetFailed = false
+if (ONLY === undefined || ONLY.includes('reset-burst')) {
+  console.log('\n## A burst of password resets and their mail (npm run bench:reset-burst)')
+  const reset = spawnSync(process.execPath, ['--import', 'tsx', 'bench/password-reset-burst.bench.ts', ...(SMOKE ? ['--smoke'] : [])], { stdio: 'inherit', env: process.env })
+  resetFailed = reset.status !== 0
+}
 for (const problem of problems) console.error(`ERROR ${problem}`)
-process.exit(problems.length > 0 || catalogueFailed || keysFailed || results.some((l) => l.startsWith('FAIL')) ? 1 : 0)
+process.exit(problems.length > 0 || catalogueFailed || keysFailed || resetFailed || results.some((l) => l.startsWith('FAIL')) ? 1 : 0)

@@ -8,7 +8,7 @@ import { afterCommit, write } from '../db/write.js'
 import { recordEvent } from '../events/event.repository.js'
 import { emailKey } from '../http/email.js'
 import { ApiError } from '../http/errors.js'
-import { recordHit, type Hit } from '../http/sliding-window.js'
+import { countHit, recordHit, type Hit } from '../http/sliding-window.js'
 import { queueMail, type QueuedMail } from '../mail/mail.repository.js'
 import { deleteUserSessions } from '../sessions/session.repository.js'
 import { hashPassword } from '../users/password.js'
@@ -33,12 +33,17 @@ export async function queueAccountMail (trx: Executor, config: Config, mail: Que
  * address that has an account and one that has none.
  */
 export async function requestMail (db: Db, dialect: DialectName, config: Config, kind: 'verify-email' | 'reset-password', email: string): Promise<Record<string, string>> {
-  const { headers } = await recordHit(db, dialect, 'mail-address', emailKey(email), [
-    { name: 'mail-minute', limit: config.mail.perAddressPerMinute, seconds: 60 },
-    { name: 'mail-hour', limit: config.mail.perAddressPerHour, seconds: 3600 }
-  ], 'Too many mails were asked for this address. Try again later.')
-  await write(db, async (trx) => { await queueAccountMail(trx, config, { kind, address: email }) })
-  return headers
+  // One unit of work (one commit) for the count and the mail.
+  const counted = await write(db, async (trx) => {
+    const count = await countHit(trx, dialect, 'mail-address', emailKey(email), [
+      { name: 'mail-minute', limit: config.mail.perAddressPerMinute, seconds: 60 },
+      { name: 'mail-hour', limit: config.mail.perAddressPerHour, seconds: 3600 }
+    ], 'Too many mails were asked for this address. Try again later.')
+    if (!count.refused) await queueAccountMail(trx, config, { kind, address: email })
+    return count
+  })
+  if (counted.refused) throw counted.error
+  return counted.hit.headers
 }
 
 /** Counts a token against the client's failures; taken back in the unit of work a good token makes. */

@@ -12,7 +12,8 @@ import { ApiError } from './errors.js'
 // of simultaneous requests exactly as many pass as the limit allows: the others count the ones
 // before them. A refused hit is not recorded (it did nothing, and counting it would let a
 // client grow the table at the pace it sends). The caller may take a hit back later (a token
-// that turned out good is not a failure).
+// that turned out good is not a failure). Hits older than the longest window are deleted by the
+// mail sender's hourly pruning, not by each request.
 
 export interface LimitHitTable {
   id: GeneratedId
@@ -38,11 +39,17 @@ export interface Hit {
 const hitsOf = (db: Executor, scope: string, key: string, since: string) =>
   db.selectFrom('limit_hits').where('scope', '=', scope).where('key', '=', key).where('at', '>', since)
 
+export type HitCount =
+  | { refused: true, error: ApiError }
+  | { refused: false, hit: Hit }
+
 /**
- * Counts a hit against every window and records it; past a limit nothing is recorded and the
- * answer is 429 TOO_MANY_REQUESTS with Retry-After (when the tightest refusing window frees a place).
+ * Counts a hit against every window and records it, in the caller's unit of work (which holds
+ * the key's lock until it commits); past a limit nothing is recorded and the count says so,
+ * with the 429 TOO_MANY_REQUESTS (Retry-After: when the tightest refusing window frees a place)
+ * for the caller to throw once the unit is over.
  */
-export async function recordHit (db: Db, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string, now = Date.now()): Promise<Hit> {
+export async function countHit (trx: Executor, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string, now = Date.now()): Promise<HitCount> {
   const policy = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', ')
   const tightest = (counted: number[]): string => {
     let best = 0
@@ -50,34 +57,49 @@ export async function recordHit (db: Db, dialect: DialectName, scope: string, ke
     return `"${windows[best]!.name}";r=${Math.max(0, windows[best]!.limit - counted[best]!)}`
   }
   const longest = Math.max(...windows.map((w) => w.seconds))
-  const outcome = await write(db, async (trx) => {
-    if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${scope}), hashtext(${key}))`.execute(trx)
-    let retryAfter = 0
-    const used: number[] = []
-    for (const window of windows) {
-      const since = new Date(now - window.seconds * 1000).toISOString()
-      const { count } = await hitsOf(trx, scope, key, since).select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()
-      const before = Number(count)
-      used.push(before)
-      if (before >= window.limit) {
-        // Free again when the oldest hit that keeps the count at the limit leaves the window.
-        const oldest = await hitsOf(trx, scope, key, since).select('at').orderBy('at', 'asc').offset(before - window.limit).limit(1).executeTakeFirst()
-        const freedAt = oldest === undefined ? now : new Date(oldest.at).getTime() + window.seconds * 1000
-        retryAfter = Math.max(retryAfter, Math.ceil((freedAt - now) / 1000), 1)
-      }
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${scope}), hashtext(${key}))`.execute(trx)
+  // Every window's count in one statement: the hits since the earliest window's start, each
+  // counted for the windows it falls in.
+  const sinces = windows.map((w) => new Date(now - w.seconds * 1000).toISOString())
+  const earliest = sinces.reduce((a, b) => (a < b ? a : b))
+  const counts = await hitsOf(trx, scope, key, earliest)
+    .select((eb) => sinces.map((since, i) => eb.fn.count(eb.case().when('at', '>', since).then(1).end()).as(`w${i}`)))
+    .executeTakeFirstOrThrow() as Record<string, unknown>
+  const used = windows.map((_, i) => Number(counts[`w${i}`]))
+  let retryAfter = 0
+  for (const [i, window] of windows.entries()) {
+    const before = used[i]!
+    if (before >= window.limit) {
+      // Free again when the oldest hit that keeps the count at the limit leaves the window.
+      const oldest = await hitsOf(trx, scope, key, sinces[i]!).select('at').orderBy('at', 'asc').offset(before - window.limit).limit(1).executeTakeFirst()
+      const freedAt = oldest === undefined ? now : new Date(oldest.at).getTime() + window.seconds * 1000
+      retryAfter = Math.max(retryAfter, Math.ceil((freedAt - now) / 1000), 1)
     }
-    if (retryAfter > 0) return { refused: true as const, retryAfter, used }
-    const own = await trx.insertInto('limit_hits').values({ scope, key, at: new Date(now).toISOString() }).returning('id').executeTakeFirstOrThrow()
-    // The key's hits older than the longest window count for nothing any more.
-    await trx.deleteFrom('limit_hits').where('scope', '=', scope).where('key', '=', key).where('at', '<=', new Date(now - longest * 1000).toISOString()).execute()
-    return { refused: false as const, id: own.id, used }
-  })
-  if (outcome.refused) {
-    throw new ApiError('TOO_MANY_REQUESTS', { message, headers: { 'retry-after': String(outcome.retryAfter), 'ratelimit-policy': policy, ratelimit: `${tightest(outcome.used)};t=${outcome.retryAfter}` } })
   }
-  const { id } = outcome
+  if (retryAfter > 0) {
+    return { refused: true, error: new ApiError('TOO_MANY_REQUESTS', { message, headers: { 'retry-after': String(retryAfter), 'ratelimit-policy': policy, ratelimit: `${tightest(used)};t=${retryAfter}` } }) }
+  }
+  const own = await trx.insertInto('limit_hits').values({ scope, key, at: new Date(now).toISOString() }).returning('id').executeTakeFirstOrThrow()
   return {
-    takeBack: async (executor) => { await executor.deleteFrom('limit_hits').where('id', '=', id).execute() },
-    headers: { 'ratelimit-policy': policy, ratelimit: `${tightest(outcome.used.map((n) => n + 1))};t=${longest}` }
+    refused: false,
+    hit: {
+      takeBack: async (executor) => { await executor.deleteFrom('limit_hits').where('id', '=', own.id).execute() },
+      headers: { 'ratelimit-policy': policy, ratelimit: `${tightest(used.map((n) => n + 1))};t=${longest}` }
+    }
   }
+}
+
+/** Counts and records a hit in a unit of work of its own; throws the 429 past a limit. */
+/** The longest window of any limit here (an hour): a hit older than that counts for nothing. */
+export const LONGEST_WINDOW_SECONDS = 3600
+
+/** Deletes the hits no window counts any more (the mail sender's hourly pruning does it). */
+export async function pruneHits (executor: Executor, now = Date.now()): Promise<void> {
+  await executor.deleteFrom('limit_hits').where('at', '<=', new Date(now - LONGEST_WINDOW_SECONDS * 1000).toISOString()).execute()
+}
+
+export async function recordHit (db: Db, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string, now = Date.now()): Promise<Hit> {
+  const counted = await write(db, async (trx) => await countHit(trx, dialect, scope, key, windows, message, now))
+  if (counted.refused) throw counted.error
+  return counted.hit
 }

@@ -7,6 +7,7 @@ import type { MailConfig } from '../config/config.js'
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
+import { pruneHits } from '../http/sliding-window.js'
 import { finishMail, onMailQueued, pruneMail, retryMail, type ClaimedMail } from './mail.repository.js'
 import type { MailKind } from './mail.table.js'
 import { renderMail, type MailContent } from './templates.js'
@@ -154,6 +155,7 @@ export class MailSender {
     await write(this.#db, async (trx) => {
       await pruneMail(trx, new Date(Date.now() - KEEP_FINISHED_MS).toISOString())
       await trx.deleteFrom('account_tokens').where('expires_at', '<=', new Date().toISOString()).execute()
+      await pruneHits(trx)
     })
   }
 
