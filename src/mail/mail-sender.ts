@@ -7,7 +7,7 @@ import type { MailConfig } from '../config/config.js'
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
-import { pruneHits } from '../http/sliding-window.js'
+import { LONGEST_WINDOW_SECONDS, pruneHits } from '../http/sliding-window.js'
 import { finishMail, onMailQueued, pruneMail, retryMail, type ClaimedMail } from './mail.repository.js'
 import type { MailKind } from './mail.table.js'
 import { renderMail, type MailContent } from './templates.js'
@@ -152,10 +152,19 @@ export class MailSender {
   async #prune (): Promise<void> {
     if (Date.now() - this.#lastPrune < PRUNE_EVERY_MS) return
     this.#lastPrune = Date.now()
-    await write(this.#db, async (trx) => {
-      await pruneMail(trx, new Date(Date.now() - KEEP_FINISHED_MS).toISOString())
-      await trx.deleteFrom('account_tokens').where('expires_at', '<=', new Date().toISOString()).execute()
-      await pruneHits(trx)
+    const now = new Date()
+    const finishedBefore = new Date(now.getTime() - KEEP_FINISHED_MS).toISOString()
+    // A look first: nearly every hour of a quiet instance has nothing to delete, and a start-up
+    // should not add a write to the database for nothing.
+    const db = this.#db
+    const stale = await db.selectFrom('mail_outbox').select('id').where('completed_at', '<=', finishedBefore).limit(1).executeTakeFirst() ??
+      await db.selectFrom('account_tokens').select('id').where('expires_at', '<=', now.toISOString()).limit(1).executeTakeFirst() ??
+      await db.selectFrom('limit_hits').select('id').where('at', '<=', new Date(now.getTime() - LONGEST_WINDOW_SECONDS * 1000).toISOString()).limit(1).executeTakeFirst()
+    if (stale === undefined) return
+    await write(db, async (trx) => {
+      await pruneMail(trx, finishedBefore)
+      await trx.deleteFrom('account_tokens').where('expires_at', '<=', now.toISOString()).execute()
+      await pruneHits(trx, now.getTime())
     })
   }
 

@@ -9,7 +9,7 @@ import { assertError, buildTestApp, createAdmin, type TestApp, type TestUser } f
 // and every operation that names a scope refuses a key without it (403 naming that scope),
 // before anything else, whatever the path and body.
 
-const PUBLIC_WRITES = ['POST /v1/users', 'POST /v1/sessions', 'POST /v1/posts/{id}/views']
+const PUBLIC_WRITES = ['POST /v1/email-verification-tokens', 'POST /v1/email-verifications', 'POST /v1/password-reset-tokens', 'POST /v1/password-resets', 'POST /v1/users', 'POST /v1/sessions', 'POST /v1/posts/{id}/views']
 const SESSION_ONLY = [
   'PUT /v1/users/{id}', 'DELETE /v1/users/{id}', 'PUT /v1/users/{id}/password',
   'GET /v1/sessions/current', 'DELETE /v1/sessions/current',

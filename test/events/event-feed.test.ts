@@ -42,7 +42,7 @@ describe('GET /v1/events: what each change records', () => {
       'user.created', 'post.created', 'post.updated', 'product.created', 'order.created', 'product.updated', 'order.shipped', 'post.deleted'
     ])
     const [created, postCreated, postUpdated, productCreated, orderCreated, stockTaken, orderShipped, postDeleted] = events
-    assert.deepEqual(created.data, { id: user.id, email: user.email, name: 'Eve' })
+    assert.deepEqual(created.data, { id: user.id, email: user.email, name: 'Eve', emailVerified: false, pendingEmail: null })
     assert.deepEqual(postCreated.data, post)
     assert.deepEqual(postUpdated.data, edited)
     assert.deepEqual(productCreated.data, product)

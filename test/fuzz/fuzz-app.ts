@@ -25,6 +25,9 @@ const ENV = {
   LOGIN_FAILURES_PER_EMAIL: '1000000',
   LOGIN_FAILURES_PER_CLIENT: '1000000',
   LOGIN_FAILURES_PER_ACCOUNT: '1000000',
+  MAIL_PER_ADDRESS_PER_MINUTE: '1000000',
+  MAIL_PER_ADDRESS_PER_HOUR: '1000000',
+  TOKEN_FAILURES_PER_CLIENT_PER_MINUTE: '1000000',
   // Webhook endpoints the fuzzer registers point at loopback ports (nothing listens, or not a receiver).
   WEBHOOK_ALLOW_HOSTS: '127.0.0.1'
 }

@@ -24,6 +24,11 @@ const SHAPE_CODES = new Set(['VALIDATION_ERROR', 'MALFORMED_JSON', 'AUTHENTICATI
 // purpose slowly, so they get fewer.
 const SLOW = new Set(['POST /v1/users', 'POST /v1/sessions', 'PUT /v1/users/{id}/password', 'DELETE /v1/users/{id}'])
 
+// A mailed token is known only to whoever reads the mail, and this world reads none: these
+// operations are held to documented refusals here (INVALID_TOKEN), and their success paths are
+// tested from captured mail (test/accounts/).
+const NEEDS_A_MAILED_TOKEN = new Set(['POST /v1/email-verifications', 'POST /v1/password-resets'])
+
 test('valid requests to every operation are accepted', async (t) => {
   await fuzz.counted(t, async () => {
     for (const op of fuzz.operations) {
@@ -43,7 +48,7 @@ test('valid requests to every operation are accepted', async (t) => {
           throw new FuzzFailure(`a valid request was refused with ${res.statusCode} ${code}`, raw, res)
         }
       }), { seed: SEED, numRuns: runs(SLOW.has(op.key) ? 6 : 15), endOnFailure: true })
-      assert.ok(accepted > 0, `${op.key}: no generated valid request succeeded (seed ${SEED}); the generator misses the success path`)
+      assert.ok(accepted > 0 || NEEDS_A_MAILED_TOKEN.has(op.key), `${op.key}: no generated valid request succeeded (seed ${SEED}); the generator misses the success path`)
     }
   })
 })

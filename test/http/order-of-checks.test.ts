@@ -94,6 +94,6 @@ describe('order of checks on PUT /v1/users/{id}', () => {
     assertError(await put(me.id, stale, valid()), 412, 'PRECONDITION_FAILED')
     const res = await put(me.id, { ...me.auth, ...json }, valid())
     assert.equal(res.statusCode, 200, res.body)
-    assert.deepEqual(res.json(), { id: me.id, email: me.email, name: 'Renamed' })
+    assert.deepEqual(res.json(), { id: me.id, email: me.email, name: 'Renamed', emailVerified: false, pendingEmail: null })
   })
 })
