@@ -8,7 +8,7 @@ import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { LONGEST_WINDOW_SECONDS, pruneHits } from '../http/sliding-window.js'
-import { finishMail, onMailQueued, pruneMail, retryMail, type ClaimedMail } from './mail.repository.js'
+import { anyMailDue, finishMail, onMailQueued, pruneMail, retryMail, type ClaimedMail } from './mail.repository.js'
 import type { MailKind } from './mail.table.js'
 import { renderMail, type MailContent } from './templates.js'
 import { mailTransport, type MailTransport } from './transport.js'
@@ -93,14 +93,21 @@ export class MailSender {
       pollMs: options.config.pollMs,
       maxInFlight: MAX_IN_FLIGHT,
       round: async () => { await this.#prune() },
-      claim: async (free) => (await claimDue<ClaimedMail>(this.#db, options.dialect, OUTBOX, free, new Date(), LEASE_MS))
-        .map((row) => ({ ...row, id: BigInt(row.id), user_id: row.user_id === null ? null : BigInt(row.user_id), attempts: BigInt(row.attempts) })),
+      claim: async (free) => await this.#claim(free),
       send: async (mail) => { await this.#send(mail) },
       wakeOn: (wake) => onMailQueued(options.db, wake)
     })
     // A stopping instance that waited its grace cuts the SMTP connections: the mails in flight
     // fail, are recorded for a retry, and another instance (or this one restarted) sends them.
     this.#loop.signal.addEventListener('abort', () => { this.#transport.close() })
+  }
+
+  /** Claims up to `free` due mails; a look first, so that an idle poll is a read, not a write. */
+  async #claim (free: number): Promise<ClaimedMail[]> {
+    const now = new Date()
+    if (!await anyMailDue(this.#db, now.toISOString())) return []
+    const rows = await claimDue<ClaimedMail>(this.#db, this.#options.dialect, OUTBOX, free, now, LEASE_MS)
+    return rows.map((row) => ({ ...row, id: BigInt(row.id), user_id: row.user_id === null ? null : BigInt(row.user_id), attempts: BigInt(row.attempts) }))
   }
 
   start (): void {

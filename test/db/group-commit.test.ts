@@ -151,6 +151,11 @@ describe('group commit', { skip }, () => {
     t.after(close)
     const user = await createUser(app)
     const id = await product(app.db, 10)
+    // The sign-up's mail is sent (and its sending recorded) first: the sender's units must not
+    // join the batch held below in place of the request's.
+    for (const started = Date.now(); (await app.db.selectFrom('mail_outbox').select('id').where('status', '=', 'PENDING').execute()).length > 0; await delay(10)) {
+      assert.ok(Date.now() - started < 10_000, 'the sign-up mail was not sent within 10 s')
+    }
     // The batch waits for this test's gate: no time limit ends it before the others join.
     groupCommitOf(app.db)!.limits.ms = 60_000
     const held = gate()
