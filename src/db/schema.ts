@@ -1,7 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { UserTable } from '../users/user.table.js'
 import type { KnownLoginClientTable, LoginFailureTable, SessionTable } from '../sessions/session.table.js'
-import type { SignupAttemptTable } from '../users/signup.table.js'
 import type { PostTable } from '../posts/post.table.js'
 import type { ProductTable } from '../products/product.table.js'
 import type { IdempotencyKeyTable, OrderTable } from '../orders/order.table.js'
@@ -18,7 +17,6 @@ export interface Database {
   sessions: SessionTable
   login_failures: LoginFailureTable
   known_login_clients: KnownLoginClientTable
-  signup_attempts: SignupAttemptTable
   posts: PostTable
   products: ProductTable
   orders: OrderTable

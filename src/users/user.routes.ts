@@ -65,7 +65,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { email, password, name } = request.body
-    void reply.headers(await countSignup(db, request.ip, app.config.signupsPerClientPerHour))
+    void reply.headers(await countSignup(db, dialect, request.ip, app.config.signupsPerClientPerHour))
     // A cheap early answer for the common case; the unique index decides the race.
     if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
     const passwordHash = await hashPassword(password)
