@@ -20,8 +20,12 @@ export interface ClaimSpec {
   returning: RawBuilder<unknown>
 }
 
+/** Claims up to `limit` due items. A look first: an idle poll (nearly every one) is a read, not a write. */
 export async function claimDue<Row> (db: Db, dialect: DialectName, spec: ClaimSpec, limit: number, now: Date, leaseMs: number): Promise<Row[]> {
   const nowText = now.toISOString()
+  if (limit <= 0) return []
+  const due = await sql`select 1 from ${sql.table(spec.table)} where status = 'PENDING' and next_attempt_at <= ${nowText} limit 1`.execute(db)
+  if (due.rows.length === 0) return []
   const leaseUntil = new Date(now.getTime() + leaseMs).toISOString()
   const lock = dialect === 'postgres' ? sql`for update of d skip locked` : sql``
   const result = await writeStatement(db, sql<Row>`

@@ -13,14 +13,16 @@ import { CoalescedTask } from '../events/coalesced-task.js'
 // poll (retries fall due, and an announcement is only a hint). Rounds never overlap and are
 // spaced: under a stream of writes, one round takes the work of many commits at once.
 
-export interface LoopLog {
+/** Where a background sender logs (a pino child logger). */
+export interface BackgroundLog {
   warn: (obj: object, msg: string) => void
+  info: (obj: object, msg: string) => void
 }
 
 export interface DeliveryLoopOptions<Item> {
   /** What the loop sends, for its log lines ('webhook delivery', 'mail'). */
   name: string
-  log: LoopLog
+  log: BackgroundLog
   pollMs: number
   /** Items sent at once by this instance. */
   maxInFlight: number

@@ -1,14 +1,14 @@
 import { sql } from 'kysely'
 import { Counter, type Registry } from 'prom-client'
 import { claimDue, type ClaimSpec } from '../background/claims.js'
-import { DeliveryLoop } from '../background/delivery-loop.js'
+import { DeliveryLoop, type BackgroundLog } from '../background/delivery-loop.js'
 import { nextAttemptAt } from '../background/retry.js'
 import type { MailConfig } from '../config/config.js'
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { LONGEST_WINDOW_SECONDS, pruneHits } from '../http/sliding-window.js'
-import { anyMailDue, finishMail, onMailQueued, pruneMail, retryMail, type ClaimedMail } from './mail.repository.js'
+import { finishMail, onMailQueued, pruneMail, retryMail, type ClaimedMail } from './mail.repository.js'
 import type { MailKind } from './mail.table.js'
 import { renderMail, type MailContent } from './templates.js'
 import { mailTransport, type MailTransport } from './transport.js'
@@ -25,10 +25,6 @@ import { mailTransport, type MailTransport } from './transport.js'
 /** A mail as the accounts compose it, or undefined: nothing to send. */
 export type Compose = (mail: ClaimedMail) => Promise<{ to: string, content: MailContent } | undefined>
 
-export interface MailSenderLog {
-  warn: (obj: object, msg: string) => void
-  info: (obj: object, msg: string) => void
-}
 
 export interface MailSenderOptions {
   db: Db
@@ -36,7 +32,7 @@ export interface MailSenderOptions {
   config: MailConfig
   /** The service's name in mails: the host people reach it at. */
   site: string
-  log: MailSenderLog
+  log: BackgroundLog
   compose: Compose
   registry?: Registry
   /** Replaces the transport the configuration names (the benchmark counts its own). */
@@ -69,7 +65,6 @@ export class MailSender {
   readonly #transport: MailTransport
   readonly #loop: DeliveryLoop<ClaimedMail>
   readonly #counters: { queued: Counter, sent: Counter, skipped: Counter, failed: Counter, errors: Counter } | undefined
-  #unqueued: (() => void) | undefined
   #lastPrune = 0
 
   constructor (options: MailSenderOptions) {
@@ -95,23 +90,23 @@ export class MailSender {
       round: async () => { await this.#prune() },
       claim: async (free) => await this.#claim(free),
       send: async (mail) => { await this.#send(mail) },
-      wakeOn: (wake) => onMailQueued(options.db, wake)
+      // A mail queued by this instance is counted and starts a round at once.
+      wakeOn: (wake) => onMailQueued(options.db, (kind) => {
+        this.#counters?.queued.inc({ kind })
+        wake()
+      })
     })
     // A stopping instance that waited its grace cuts the SMTP connections: the mails in flight
     // fail, are recorded for a retry, and another instance (or this one restarted) sends them.
     this.#loop.signal.addEventListener('abort', () => { this.#transport.close() })
   }
 
-  /** Claims up to `free` due mails; a look first, so that an idle poll is a read, not a write. */
   async #claim (free: number): Promise<ClaimedMail[]> {
-    const now = new Date()
-    if (!await anyMailDue(this.#db, now.toISOString())) return []
-    const rows = await claimDue<ClaimedMail>(this.#db, this.#options.dialect, OUTBOX, free, now, LEASE_MS)
+    const rows = await claimDue<ClaimedMail>(this.#db, this.#options.dialect, OUTBOX, free, new Date(), LEASE_MS)
     return rows.map((row) => ({ ...row, id: BigInt(row.id), user_id: row.user_id === null ? null : BigInt(row.user_id), attempts: BigInt(row.attempts) }))
   }
 
   start (): void {
-    this.#unqueued = onMailQueued(this.#db, (kind) => { this.#counters?.queued.inc({ kind }) })
     this.#loop.start()
   }
 
@@ -176,7 +171,6 @@ export class MailSender {
   }
 
   async stop (): Promise<void> {
-    this.#unqueued?.()
     await this.#loop.stop()
     this.#transport.close()
   }

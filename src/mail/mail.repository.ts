@@ -45,13 +45,6 @@ export async function queueMail (trx: Executor, mail: QueuedMail, domain: string
   if (handle !== undefined) afterCommit(trx, () => { for (const listener of listeners.get(handle) ?? []) listener(mail.kind) })
 }
 
-/** Whether any mail is due: a read, so that an idle sender's poll writes nothing. */
-export async function anyMailDue (db: Executor, now: string): Promise<boolean> {
-  const row = await db.selectFrom('mail_outbox').select('id')
-    .where('status', '=', 'PENDING').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst()
-  return row !== undefined
-}
-
 export type ClaimedMail = Pick<MailOutboxRow, 'id' | 'kind' | 'user_id' | 'address' | 'data' | 'message_id' | 'attempts'>
 
 export async function finishMail (db: Executor, id: bigint, status: 'SENT' | 'SKIPPED' | 'FAILED', error: string | null): Promise<void> {

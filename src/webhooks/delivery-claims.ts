@@ -2,7 +2,6 @@ import { sql } from 'kysely'
 import { claimDue, type ClaimSpec } from '../background/claims.js'
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
-import { anyDue } from './webhook.repository.js'
 
 // Which instance sends which delivery: the claim of every outbox (background/claims.ts), over
 // the deliveries of enabled endpoints.
@@ -25,7 +24,6 @@ const DELIVERIES: ClaimSpec = {
 }
 
 export async function claimDeliveries (db: Db, dialect: DialectName, limit: number, now: Date, leaseMs: number): Promise<ClaimedDelivery[]> {
-  if (limit <= 0 || !await anyDue(db, now.toISOString())) return []
   const rows = await claimDue<ClaimedDelivery>(db, dialect, DELIVERIES, limit, now, leaseMs)
   return rows.map((row) => ({ ...row, id: BigInt(row.id), endpoint_id: BigInt(row.endpoint_id), attempts: BigInt(row.attempts) }))
 }

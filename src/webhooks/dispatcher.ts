@@ -6,7 +6,7 @@ import type { Notifications } from '../db/notifications.js'
 import type { Db } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { nowIso } from '../db/types.js'
-import { DeliveryLoop } from '../background/delivery-loop.js'
+import { DeliveryLoop, type BackgroundLog } from '../background/delivery-loop.js'
 import { nextAttemptAt } from '../background/retry.js'
 import { onEventsCommitted } from '../events/committed.js'
 import { eventJson } from '../events/event.json.js'
@@ -37,16 +37,11 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000
 /** A claimed attempt is another instance's to retry once this long has passed beyond its time limit. */
 const LEASE_MARGIN_MS = 5000
 
-export interface DispatcherLog {
-  warn: (obj: object, msg: string) => void
-  info: (obj: object, msg: string) => void
-}
-
 export interface DispatcherOptions {
   db: Db
   dialect: DialectName
   config: Config
-  log: DispatcherLog
+  log: BackgroundLog
   /** PostgreSQL: other instances' announcements of new deliveries. */
   notifications?: Notifications
 }
@@ -62,7 +57,7 @@ export class WebhookDispatcher {
   readonly #db: Db
   readonly #dialect: DialectName
   readonly #config: Config
-  readonly #log: DispatcherLog
+  readonly #log: BackgroundLog
   /** The guarded connection agent, made with the first delivery. */
   #agent: Promise<Dispatcher> | undefined
   readonly #loop: DeliveryLoop<ClaimedDelivery>

@@ -1,7 +1,6 @@
-import { sql, type Updateable } from 'kysely'
+import type { Updateable } from 'kysely'
 import type { DialectName } from '../db/database.js'
-import type { Db, Executor } from '../db/schema.js'
-import { nowIso } from '../db/types.js'
+import type { Executor } from '../db/schema.js'
 import type { WebhookDeliveryRow, WebhookDeliveryTable, WebhookEndpointRow, WebhookEndpointTable } from './webhook.table.js'
 
 // Webhook endpoints and deliveries in the database. Claims (which instance sends what) are in
@@ -101,9 +100,3 @@ export async function updateDelivery (db: Executor, id: bigint, set: Updateable<
   await db.updateTable('webhook_deliveries').set(set).where('id', '=', id).execute()
 }
 
-/** Whether any delivery may be due now (a cheap look before a claim). */
-export async function anyDue (db: Db, now = nowIso()): Promise<boolean> {
-  const row = await db.selectFrom('webhook_deliveries').select(sql<number>`1`.as('due'))
-    .where('status', '=', 'PENDING').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst()
-  return row !== undefined
-}
