@@ -14,20 +14,26 @@ const Accepted = empty('Accepted: a mail goes out if there is anything to send, 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect, config } = app
 
-  app.post('/email-verification-tokens', {
-    schema: {
-      tags: ['accounts'],
-      operationId: 'requestEmailVerification',
-      summary: 'Mail a new verification link',
-      description: 'Mails a new verification token to the address if an account has it unverified, or asks for it as its new address; voids the account\'s earlier verification tokens. The answer is 202 either way. At most one mail per address a minute and five an hour (429 past that, the same for every address).',
-      security: [],
-      body: ref(MailRequestBody),
-      response: { 202: Accepted, ...errorResponses(...BODY_ERRORS, 'TOO_MANY_REQUESTS') }
-    }
-  }, async (request, reply) => {
-    const headers = await requestMail(db, dialect, config, 'verify-email', request.body.email)
-    return await reply.code(202).headers(headers).send()
-  })
+  /** Asking for a mail by address: the same answer, limits and work whatever the address (account.service.ts). */
+  const mailRequest = (url: string, kind: 'verify-email' | 'reset-password', operationId: string, summary: string, description: string): void => {
+    app.post(url, {
+      schema: {
+        tags: ['accounts'],
+        operationId,
+        summary,
+        description,
+        security: [],
+        body: ref(MailRequestBody),
+        response: { 202: Accepted, ...errorResponses(...BODY_ERRORS, 'TOO_MANY_REQUESTS') }
+      }
+    }, async (request, reply) => {
+      const headers = await requestMail(db, dialect, config, kind, request.body.email)
+      return await reply.code(202).headers(headers).send()
+    })
+  }
+
+  mailRequest('/email-verification-tokens', 'verify-email', 'requestEmailVerification', 'Mail a new verification link',
+    'Mails a new verification token to the address if an account has it unverified, or asks for it as its new address; voids the account\'s earlier verification tokens. The answer is 202 either way. At most one mail per address a minute and five an hour (429 past that, the same for every address).')
 
   app.post('/email-verifications', {
     schema: {
@@ -44,20 +50,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await reply.code(204).send(null)
   })
 
-  app.post('/password-reset-tokens', {
-    schema: {
-      tags: ['accounts'],
-      operationId: 'requestPasswordReset',
-      summary: 'Mail a password reset link',
-      description: 'Mails a reset token (good for 30 minutes, once) to the account with this address, verified or not; voids the account\'s earlier reset tokens. The answer is 202, in the same time, whether or not an account has the address. At most one mail per address a minute and five an hour (429 past that, the same for every address).',
-      security: [],
-      body: ref(MailRequestBody),
-      response: { 202: Accepted, ...errorResponses(...BODY_ERRORS, 'TOO_MANY_REQUESTS') }
-    }
-  }, async (request, reply) => {
-    const headers = await requestMail(db, dialect, config, 'reset-password', request.body.email)
-    return await reply.code(202).headers(headers).send()
-  })
+  mailRequest('/password-reset-tokens', 'reset-password', 'requestPasswordReset', 'Mail a password reset link',
+    'Mails a reset token (good for 30 minutes, once) to the account with this address, verified or not; voids the account\'s earlier reset tokens. The answer is 202, in the same time, whether or not an account has the address. At most one mail per address a minute and five an hour (429 past that, the same for every address).')
 
   app.post('/password-resets', {
     schema: {
