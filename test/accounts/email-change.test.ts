@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { assertError, buildTestApp, createUser, uniqueEmail, type TestUser } from '../helper.js'
-import { SmtpCapture, tokenIn, type CapturedMail } from '../mail/smtp-capture.js'
+import { SmtpCapture, tokenIn } from '../mail/smtp-capture.js'
 
 // A change of address through a real SMTP server: PUT proposes the new address (it becomes
 // pendingEmail), the link mailed to it makes it the account's address and the old address is
@@ -24,14 +24,6 @@ const { app, close } = await buildTestApp({
 })
 after(async () => { await close(); await smtp.stop() })
 
-/** Mails already handed to a test: each is read once, even when an address gets several of one subject. */
-const taken = new Set<CapturedMail>()
-async function nextMail (address: string, subject: string): Promise<CapturedMail> {
-  const mail = await smtp.waitFor((m) => !taken.has(m) && m.to.includes(address.toLowerCase()) && m.subject === subject, 10_000)
-  taken.add(mail)
-  return mail
-}
-
 /**
  * Signs up and logs in, and waits for sign-up's own verification mail: its token is made when
  * it is sent, and making it voids the account's other verification tokens, so a confirmation
@@ -39,7 +31,7 @@ async function nextMail (address: string, subject: string): Promise<CapturedMail
  */
 async function signUp (name = 'Tester'): Promise<TestUser> {
   const user = await createUser(app, { name })
-  await nextMail(user.email, VERIFY_SUBJECT)
+  await smtp.next(user.email, VERIFY_SUBJECT)
   return user
 }
 
@@ -54,7 +46,7 @@ async function propose (user: TestUser, email: string): Promise<string> {
   const res = await put(user, email)
   assert.equal(res.statusCode, 200, res.body)
   assert.equal(res.json().pendingEmail, email)
-  return tokenIn(await nextMail(email, CONFIRM_SUBJECT))
+  return tokenIn(await smtp.next(email, CONFIRM_SUBJECT))
 }
 
 describe('changing the address', TIMEOUT, () => {
@@ -65,7 +57,7 @@ describe('changing the address', TIMEOUT, () => {
     assert.equal(proposed.statusCode, 200, proposed.body)
     assert.deepEqual(proposed.json(), { id: user.id, email: user.email, name: user.name, emailVerified: false, pendingEmail: fresh })
 
-    const confirm = await nextMail(fresh, CONFIRM_SUBJECT)
+    const confirm = await smtp.next(fresh, CONFIRM_SUBJECT)
     assert.deepEqual(confirm.to, [fresh.toLowerCase()])
     const token = tokenIn(confirm)
     assert.match(token, /^[A-Za-z0-9_-]{43}$/)
@@ -79,7 +71,7 @@ describe('changing the address', TIMEOUT, () => {
     assert.equal(me.json().user.pendingEmail, null)
     assert.equal(me.json().user.emailVerified, true)
 
-    const notice = await nextMail(user.email, CHANGED_SUBJECT)
+    const notice = await smtp.next(user.email, CHANGED_SUBJECT)
     assert.deepEqual(notice.to, [user.email.toLowerCase()])
     assert.ok(notice.text.includes(fresh), notice.text)
     assert.ok(!notice.raw.includes(token), 'the notice carries no token')
@@ -150,7 +142,7 @@ describe('changing the address', TIMEOUT, () => {
       assert.equal(res.json().pendingEmail, wanted)
     }
     const tokens: string[] = []
-    for (let i = 0; i < users.length; i++) tokens.push(tokenIn(await nextMail(wanted, CONFIRM_SUBJECT)))
+    for (let i = 0; i < users.length; i++) tokens.push(tokenIn(await smtp.next(wanted, CONFIRM_SUBJECT)))
     assert.equal(new Set(tokens).size, 10)
 
     const answers = await Promise.all(tokens.map(verify))
@@ -173,7 +165,7 @@ describe('changing the address', TIMEOUT, () => {
     const asked = await app.inject({ method: 'POST', url: '/v1/email-verification-tokens', payload: { email: wanted } })
     assert.equal(asked.statusCode, 202, asked.body)
     assert.equal(asked.body, '')
-    const again = await nextMail(wanted, CONFIRM_SUBJECT)
+    const again = await smtp.next(wanted, CONFIRM_SUBJECT)
     const second = tokenIn(again)
     assert.notEqual(second, first)
     assertError(await verify(first), 400, 'INVALID_TOKEN')

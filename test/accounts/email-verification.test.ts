@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
-import { SmtpCapture, linkIn, tokenIn, type CapturedMail } from '../mail/smtp-capture.js'
+import { SmtpCapture, linkIn, tokenIn } from '../mail/smtp-capture.js'
 import { assertError, buildAppForTest, buildTestApp, createAdmin, uniqueEmail } from '../helper.js'
 
 // E-mail verification, end to end from the mail a real SMTP server captured: sign-up sends it,
@@ -14,9 +14,6 @@ const { app, close, config } = await buildTestApp(MAIL_ENV)
 after(async () => { await close(); await smtp.stop() })
 
 const SUBJECT = 'Verify your e-mail address'
-/** The first mail to the address with the subject among those captured from index `from` on. */
-const mailTo = async (address: string, subject: string, from = 0): Promise<CapturedMail> =>
-  await smtp.waitFor((m) => m.to.includes(address.toLowerCase()) && m.subject === subject && smtp.mails.indexOf(m) >= from, 15_000)
 const signUp = async (email = uniqueEmail('verify'), password = 'correct horse battery') => {
   const res = await app.inject({ method: 'POST', url: '/v1/users', payload: { email, password, name: 'Vera' }, headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' } })
   assert.equal(res.statusCode, 201, res.body)
@@ -34,7 +31,7 @@ describe('e-mail verification', { timeout: 120_000 }, () => {
   test('sign-up mails a verification link built from configuration; its token verifies the address once', async () => {
     const user = await signUp()
     assert.equal((await session(user.email, user.password)).emailVerified, false)
-    const mail = await mailTo(user.email, SUBJECT)
+    const mail = await smtp.next(user.email, SUBJECT)
     // The mail as a mail: both parts, its own headers, from MAIL_FROM, the link from PUBLIC_URL
     // (never the Host the request named).
     assert.deepEqual(mail.to, [user.email.toLowerCase()])
@@ -58,7 +55,7 @@ describe('e-mail verification', { timeout: 120_000 }, () => {
 
   test('the verification is a user.updated event of the user, with no token in the feed', async () => {
     const user = await signUp()
-    const token = tokenIn(await mailTo(user.email, SUBJECT))
+    const token = tokenIn(await smtp.next(user.email, SUBJECT))
     assert.equal((await verify(token)).statusCode, 204)
     const login = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })
     const feed = await app.inject({ method: 'GET', url: '/v1/events?limit=100', headers: { authorization: `Bearer ${login.json().token}` } })
@@ -70,12 +67,11 @@ describe('e-mail verification', { timeout: 120_000 }, () => {
 
   test('asking again: 202 without a body for any address; a new token voids the one before; a verified account gets none', async () => {
     const user = await signUp()
-    const first = tokenIn(await mailTo(user.email, SUBJECT))
-    const since = smtp.mails.length
+    const first = tokenIn(await smtp.next(user.email, SUBJECT))
     const again = await askAgain(user.email.toUpperCase())
     assert.equal(again.statusCode, 202)
     assert.equal(again.body, '')
-    const second = tokenIn(await mailTo(user.email, SUBJECT, since))
+    const second = tokenIn(await smtp.next(user.email, SUBJECT))
     assert.notEqual(second, first)
     assertError(await verify(first), 400, 'INVALID_TOKEN')
     assert.equal((await verify(second)).statusCode, 204)
@@ -90,7 +86,7 @@ describe('e-mail verification', { timeout: 120_000 }, () => {
       assert.equal(res.body, '')
     }
     const marker = await signUp()
-    await mailTo(marker.email, SUBJECT)
+    await smtp.next(marker.email, SUBJECT)
     const sent = smtp.mails.slice(before).flatMap((m) => m.to)
     assert.ok(!sent.includes(user.email.toLowerCase()), 'no mail for a verified address')
     assert.ok(!sent.includes(unknown.toLowerCase()), 'no mail for an address no account has')
@@ -101,19 +97,18 @@ describe('e-mail verification', { timeout: 120_000 }, () => {
     assertError(await verify('not even the shape of a token'), 400, 'INVALID_TOKEN')
 
     const expiring = await signUp()
-    const expired = tokenIn(await mailTo(expiring.email, SUBJECT))
+    const expired = tokenIn(await smtp.next(expiring.email, SUBJECT))
     await write(app.db, async (trx) => { await trx.updateTable('account_tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('purpose', '=', 'verify-email').where('email', '=', expiring.email).execute() })
     assertError(await verify(expired), 400, 'INVALID_TOKEN')
 
     const resetting = await signUp()
-    await mailTo(resetting.email, SUBJECT)
-    const since = smtp.mails.length
+    await smtp.next(resetting.email, SUBJECT)
     assert.equal((await app.inject({ method: 'POST', url: '/v1/password-reset-tokens', payload: { email: resetting.email } })).statusCode, 202)
-    const resetToken = tokenIn(await mailTo(resetting.email, 'Reset your password', since))
+    const resetToken = tokenIn(await smtp.next(resetting.email, 'Reset your password'))
     assertError(await verify(resetToken), 400, 'INVALID_TOKEN')
 
     const leaving = await signUp()
-    const orphan = tokenIn(await mailTo(leaving.email, SUBJECT))
+    const orphan = tokenIn(await smtp.next(leaving.email, SUBJECT))
     const login = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: leaving.email, password: leaving.password } })
     assert.equal((await app.inject({ method: 'DELETE', url: `/v1/users/${leaving.id}`, headers: { authorization: `Bearer ${login.json().token}` } })).statusCode, 204)
     assertError(await verify(orphan), 400, 'INVALID_TOKEN')
@@ -152,7 +147,7 @@ describe('e-mail verification', { timeout: 120_000 }, () => {
     const logIn = async (pw: string) => await strict.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password: pw } })
     assertError(await logIn(password), 403, 'EMAIL_NOT_VERIFIED')
     assertError(await logIn('wrong password'), 401, 'INVALID_CREDENTIALS')
-    const token = tokenIn(await mailTo(email, SUBJECT))
+    const token = tokenIn(await smtp.next(email, SUBJECT))
     assert.equal((await strict.app.inject({ method: 'POST', url: '/v1/email-verifications', payload: { token } })).statusCode, 204)
     const res = await logIn(password)
     assert.equal(res.statusCode, 201, res.body)
@@ -166,7 +161,7 @@ describe('e-mail verification', { timeout: 120_000 }, () => {
     const own = await buildAppForTest(t, { ...MAIL_ENV, APP_URL: 'https://app.example/account/' })
     const email = uniqueEmail('app')
     assert.equal((await own.app.inject({ method: 'POST', url: '/v1/users', payload: { email, password: 'correct horse battery', name: 'App' } })).statusCode, 201)
-    const link = linkIn(await mailTo(email, SUBJECT))
+    const link = linkIn(await smtp.next(email, SUBJECT))
     assert.equal(`${link.origin}${link.pathname}`, 'https://app.example/account/email-verification')
     assert.match(link.searchParams.get('token') ?? '', /^[A-Za-z0-9_-]{43}$/)
   })

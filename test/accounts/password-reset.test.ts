@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import type { AddressObject } from 'mailparser'
 import { write } from '../../src/db/write.js'
 import { assertError, buildTestApp, createUser, login, uniqueEmail } from '../helper.js'
-import { SmtpCapture, linkIn, tokenIn, type CapturedMail } from '../mail/smtp-capture.js'
+import { waitFor } from '../system/load.js'
+import { SmtpCapture, linkIn, tokenIn } from '../mail/smtp-capture.js'
 
 // Forgotten passwords, end to end through a real SMTP server: the reset mail and its link, the
 // token spent once, what a reset does to the account (sessions, API keys, the address's proof),
@@ -23,14 +24,6 @@ const smtp = await SmtpCapture.start()
 const { app, config, close } = await buildTestApp({ SMTP_URL: smtp.url, ...MAIL_ENV, TOKEN_FAILURES_PER_CLIENT_PER_MINUTE: '1000000' })
 after(async () => { await close(); await smtp.stop() })
 
-/** Mails already handed to a test: each request's mail is read once, even when an address gets several of one subject. */
-const taken = new Set<CapturedMail>()
-async function nextMail (address: string, subject: string): Promise<CapturedMail> {
-  const mail = await smtp.waitFor((m) => !taken.has(m) && m.to.includes(address.toLowerCase()) && m.subject === subject, 10_000)
-  taken.add(mail)
-  return mail
-}
-
 const madeUpToken = (): string => randomBytes(32).toString('base64url')
 
 const requestReset = (target: FastifyInstance, email: unknown, headers: Record<string, string> = {}) =>
@@ -46,16 +39,7 @@ const current = (headers: Record<string, string>) => app.inject({ method: 'GET',
 async function resetToken (user: { email: string }, target: FastifyInstance = app): Promise<string> {
   const res = await requestReset(target, user.email)
   assert.equal(res.statusCode, 202, res.body)
-  return tokenIn(await nextMail(user.email, RESET_SUBJECT))
-}
-
-/** Polls until `check` holds: the wait for a state the test then asserts on, never the proof itself. */
-async function until (check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
+  return tokenIn(await smtp.next(user.email, RESET_SUBJECT))
 }
 
 describe('password reset through the mail', TIMEOUT, () => {
@@ -66,7 +50,7 @@ describe('password reset through the mail', TIMEOUT, () => {
     assert.equal(requested.body, '')
     assert.equal(requested.headers['cache-control'], 'no-store')
 
-    const mail = await nextMail(user.email, RESET_SUBJECT)
+    const mail = await smtp.next(user.email, RESET_SUBJECT)
     assert.deepEqual(mail.to, [user.email.toLowerCase()])
     assert.equal((mail.headers.get('to') as AddressObject).value[0]?.address, user.email)
     assert.equal(mail.envelopeFrom, config.mail.from)
@@ -96,7 +80,7 @@ describe('password reset through the mail', TIMEOUT, () => {
     assertError(await logIn(user.email, user.password), 401, 'INVALID_CREDENTIALS')
     assert.equal((await logIn(user.email, NEW_PASSWORD)).statusCode, 201)
 
-    const notice = await nextMail(user.email, CHANGED_SUBJECT)
+    const notice = await smtp.next(user.email, CHANGED_SUBJECT)
     assert.deepEqual(notice.to, [user.email.toLowerCase()])
     assert.match(notice.text, /reset with a link sent to this address/)
     assert.ok(!notice.raw.includes(token), 'the notice carries no token')
@@ -115,9 +99,9 @@ describe('password reset through the mail', TIMEOUT, () => {
     // decided (skipped), not merely not yet sent.
     const marker = await createUser(app)
     assert.equal((await requestReset(app, marker.email)).statusCode, 202)
-    await nextMail(marker.email, RESET_SUBJECT)
+    await smtp.next(marker.email, RESET_SUBJECT)
     const status = async () => (await app.db.selectFrom('mail_outbox').select('status').where('address', '=', nobody).executeTakeFirstOrThrow()).status
-    await until(async () => await status() !== 'PENDING', 'the mail to the unknown address to be decided')
+    await waitFor('the mail to the unknown address is decided', async () => await status() !== 'PENDING', 15_000)
     assert.equal(await status(), 'SKIPPED')
     assert.deepEqual(smtp.mails.filter((m) => m.to.includes(nobody.toLowerCase()) || m.raw.includes(nobody)), [])
     const tokens = await app.db.selectFrom('account_tokens').select('id').where('email', '=', nobody).execute()
@@ -138,7 +122,7 @@ describe('tokens refused with INVALID_TOKEN', TIMEOUT, () => {
 
   test('a token of the other kind is refused at each endpoint, and stays good for its own', TIMEOUT, async () => {
     const user = await createUser(app)
-    const verification = tokenIn(await nextMail(user.email, 'Verify your e-mail address'))
+    const verification = tokenIn(await smtp.next(user.email, 'Verify your e-mail address'))
     const resetting = await resetToken(user)
     assertError(await reset(app, { token: verification, newPassword: NEW_PASSWORD }), 400, 'INVALID_TOKEN')
     assertError(await verify(app, { token: resetting }), 400, 'INVALID_TOKEN')
@@ -271,7 +255,7 @@ describe('what a reset does to the account', TIMEOUT, () => {
     for (const [i, password] of passwords.entries()) {
       assert.equal((await logIn(user.email, password)).statusCode, i === won[0] ? 201 : 401, password)
     }
-    await nextMail(user.email, CHANGED_SUBJECT)
+    await smtp.next(user.email, CHANGED_SUBJECT)
   })
 
   test('every session of the account ends; its API keys keep working', TIMEOUT, async () => {
@@ -312,7 +296,7 @@ describe('what a reset does to the account', TIMEOUT, () => {
     const token = await resetToken(user)
     const changed = await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: user.auth, payload: { currentPassword: user.password, newPassword: NEW_PASSWORD } })
     assert.equal(changed.statusCode, 204, changed.body)
-    const notice = await nextMail(user.email, CHANGED_SUBJECT)
+    const notice = await smtp.next(user.email, CHANGED_SUBJECT)
     assert.match(notice.text, /was changed\./)
     assert.doesNotMatch(notice.text, /reset with a link/)
     assertError(await reset(app, { token, newPassword: 'yet another password' }), 400, 'INVALID_TOKEN')

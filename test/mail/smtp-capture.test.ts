@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import nodemailer from 'nodemailer'
 import { SmtpCapture, linkIn, tokenIn } from './smtp-capture.js'
+import { waitFor } from '../system/load.js'
 
 // The capture server itself, driven by the same client the service uses.
 
@@ -95,7 +96,7 @@ describe('SmtpCapture', () => {
     const sending = send(capture.url, 'cut off')
     const settled = sending.then(() => 'sent', () => 'failed')
     // Wait until the DATA is in and the answer is being held back.
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    await waitFor('the mail is held', async () => capture.holding === 1, 10_000)
     await capture.stop()
     assert.equal(await settled, 'failed')
     assert.ok(!capture.mails.some((m) => m.subject === 'cut off'))

@@ -50,6 +50,7 @@ export class SmtpCapture {
   readonly #auth = new Map<string, { username: string, password: string }>()
   readonly #delays = new Set<NodeJS.Timeout>()
   readonly #waiters = new Set<Waiter>()
+  readonly #handedOut = new Set<CapturedMail>()
 
   private constructor (options: SmtpCaptureOptions) {
     this.#port = options.port ?? 0
@@ -62,6 +63,22 @@ export class SmtpCapture {
     const capture = new SmtpCapture(options)
     await capture.#listen()
     return capture
+  }
+
+  /** Mails received whose answer is being held back (delayMs): in the server's hands, not yet accepted. */
+  get holding (): number {
+    return this.#delays.size
+  }
+
+  /**
+   * The next mail to the address with the subject that no earlier call returned: each mail is
+   * handed out once, so a test reads the mail its own request caused even when the address got
+   * others of the same subject before.
+   */
+  async next (address: string, subject: string, timeoutMs = 15_000): Promise<CapturedMail> {
+    const mail = await this.waitFor((m) => !this.#handedOut.has(m) && m.to.includes(address.toLowerCase()) && m.subject === subject, timeoutMs)
+    this.#handedOut.add(mail)
+    return mail
   }
 
   get port (): number {
