@@ -277,7 +277,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges an e-mail and password for a bearer token, shown only in this response. Failed attempts are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password for an unverified address is 403 EMAIL_NOT_VERIFIED.
+         * @description Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider's sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again.
          */
         post: operations["createSession"];
         delete?: never;
@@ -741,6 +741,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oidc-authorizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin a sign-in with an identity provider
+         * @description Begins the authorization code flow with PKCE at a configured provider and answers the address to send the person to. The provider sends them back to `redirectUri` with `code` and `state`; pass those with `provider` to POST /v1/sessions within 10 minutes. 503 when the provider cannot be reached.
+         */
+        post: operations["createOidcAuthorization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{id}/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your identity providers
+         * @description The identity providers the account signs in with, oldest link first (at most one per provider, so never paged).
+         */
+        get: operations["listIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{id}/identities/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink an identity provider
+         * @description The account no longer signs in with this provider. 409 LAST_SIGN_IN_METHOD when it is the account's only way in (no password, no other provider).
+         */
+        delete: operations["deleteIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "user.created": {
@@ -1081,7 +1141,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "LAST_SIGN_IN_METHOD" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -1315,18 +1375,39 @@ export interface components {
             newPassword: string;
         };
         /**
-         * @description Credentials for a log-in.
+         * @description A log-in with e-mail address and password.
          * @example {
          *       "email": "ada@example.com",
          *       "password": "correct horse battery"
          *     }
          */
-        LoginRequest: {
+        PasswordLoginRequest: {
             /** @description The e-mail address the account was created with. */
             email: string;
             /** @description The account's password. */
             password: string;
         };
+        /**
+         * @description A sign-in with an identity provider: what it sent the person back to your page with.
+         * @example {
+         *       "provider": "gitlab",
+         *       "code": "SplxlOBeZQQYbYS6WxSbIA",
+         *       "state": "af0ifjsldkj3YlvHx7yHVzNK7ro0fErR3o0pPn4kZ4o"
+         *     }
+         */
+        ProviderLoginRequest: {
+            /**
+             * @description An identity provider's id, as the service is configured with it (OIDC_PROVIDERS).
+             * @example gitlab
+             */
+            provider: string;
+            /** @description The `code` the provider sent the person back with. */
+            code: string;
+            /** @description The `state` the provider sent the person back with: it names the sign-in begun with POST /v1/oidc-authorizations. */
+            state: string;
+        };
+        /** @description Credentials for a log-in: an e-mail address and password, or what an identity provider sent the person back with. A body is checked as the form whose members it has. */
+        LoginRequest: components["schemas"]["PasswordLoginRequest"] | components["schemas"]["ProviderLoginRequest"];
         /** @description The logged-in user. */
         SessionUser: {
             /**
@@ -1395,6 +1476,66 @@ export interface components {
              */
             expiresAt: string;
             user: components["schemas"]["SessionUser"];
+        };
+        /**
+         * @description Begin a sign-in with an identity provider.
+         * @example {
+         *       "provider": "gitlab",
+         *       "redirectUri": "https://app.example/signed-in"
+         *     }
+         */
+        OidcAuthorizationRequest: {
+            /**
+             * @description An identity provider's id, as the service is configured with it (OIDC_PROVIDERS).
+             * @example gitlab
+             */
+            provider: string;
+            /**
+             * @description Your page the provider sends the person back to, exactly as the provider's configuration lists it.
+             * @example https://app.example/signed-in
+             */
+            redirectUri: string;
+        };
+        /**
+         * @description A sign-in begun: the provider's address to send the person to, good until `expiresAt` (10 minutes).
+         * @example {
+         *       "authorizationUrl": "https://gitlab.com/oauth/authorize?client_id=…&redirect_uri=…&response_type=code&scope=openid+email+profile&code_challenge=…&code_challenge_method=S256&state=…&nonce=…",
+         *       "expiresAt": "2026-11-27T16:40:00.000Z"
+         *     }
+         */
+        OidcAuthorization: {
+            /**
+             * Format: uri
+             * @description Send the person here (a top-level navigation). The provider sends them back to `redirectUri` with `code` and `state`, which your page passes to POST /v1/sessions with `provider`.
+             */
+            authorizationUrl: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            expiresAt: string;
+        };
+        /**
+         * @description An identity provider the account signs in with.
+         * @example {
+         *       "provider": "gitlab",
+         *       "subject": "4815162342",
+         *       "email": "ada@example.com",
+         *       "linkedAt": "2026-11-27T16:30:00.000Z"
+         *     }
+         */
+        Identity: {
+            /** @description The provider's id. */
+            provider: string;
+            /** @description The provider's stable id for the person (the ID token's `sub`). */
+            subject: string;
+            /** @description The address the provider gave at the last sign-in, or null. */
+            email: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            linkedAt: string;
         };
         /** @description The user who wrote the post. */
         Author: {
@@ -4233,12 +4374,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct horse battery"
-                 *     }
-                 */
                 "application/json": components["schemas"]["LoginRequest"];
             };
         };
@@ -4271,7 +4406,7 @@ export interface operations {
                     "application/json": components["schemas"]["Session"];
                 };
             };
-            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            400: components["responses"]["ValidationErrorOrMalformedJsonOrInvalidToken"];
             /** @description [INVALID_CREDENTIALS](/errors/INVALID_CREDENTIALS) */
             401: {
                 headers: {
@@ -4351,6 +4486,7 @@ export interface operations {
                     };
                 };
             };
+            409: components["responses"]["DuplicateEmail"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6630,6 +6766,203 @@ export interface operations {
             401: components["responses"]["AuthenticationRequired"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["ApiKeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createOidcAuthorization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider": "gitlab",
+                 *       "redirectUri": "https://app.example/signed-in"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OidcAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description The sign-in is begun. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "authorizationUrl": "https://gitlab.com/oauth/authorize?client_id=…&redirect_uri=…&response_type=code&scope=openid+email+profile&code_challenge=…&code_challenge_method=S256&state=…&nonce=…",
+                     *       "expiresAt": "2026-11-27T16:40:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OidcAuthorization"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The linked providers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"][];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            404: components["responses"]["UserNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+                /**
+                 * @description An identity provider's id, as the service is configured with it (OIDC_PROVIDERS).
+                 * @example gitlab
+                 */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            /** @description [USER_NOT_FOUND](/errors/USER_NOT_FOUND), [IDENTITY_NOT_FOUND](/errors/IDENTITY_NOT_FOUND) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/USER_NOT_FOUND",
+                     *       "title": "User not found",
+                     *       "status": 404,
+                     *       "code": "USER_NOT_FOUND",
+                     *       "message": "The user does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/USER_NOT_FOUND",
+                     *       "title": "User not found",
+                     *       "status": 404,
+                     *       "code": "USER_NOT_FOUND",
+                     *       "message": "The user does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description [LAST_SIGN_IN_METHOD](/errors/LAST_SIGN_IN_METHOD) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/LAST_SIGN_IN_METHOD",
+                     *       "title": "Last way to sign in",
+                     *       "status": 409,
+                     *       "code": "LAST_SIGN_IN_METHOD",
+                     *       "message": "This is the account's only way to sign in.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "LAST_SIGN_IN_METHOD";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/LAST_SIGN_IN_METHOD",
+                     *       "title": "Last way to sign in",
+                     *       "status": 409,
+                     *       "code": "LAST_SIGN_IN_METHOD",
+                     *       "message": "This is the account's only way to sign in.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "LAST_SIGN_IN_METHOD";
+                    };
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -35,6 +35,8 @@ import { webhookRoutes } from './webhooks/webhook.routes.js'
 import { accountRoutes } from './accounts/account.routes.js'
 import { accountPages } from './accounts/account-pages.js'
 import { mailSender } from './mail/mail-sender.plugin.js'
+import { identityProviders } from './oidc/identity-providers.plugin.js'
+import { oidcRoutes } from './oidc/oidc.routes.js'
 
 export interface AppOptions {
   config: Config
@@ -105,7 +107,8 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(authentication)
 
   await app.register(serviceRoutes)
-  for (const routes of [userRoutes, accountRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes]) {
+  await app.register(identityProviders)
+  for (const routes of [userRoutes, accountRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
   await app.register(accountPages)

@@ -9,6 +9,7 @@ import type { Notifications } from './db/notifications.js'
 import type { EventStreams } from './events/event-stream.js'
 import type { RequestLog } from './http/request-log.js'
 import type { MetricsListener } from './service/metrics-listener.js'
+import type { IdentityProviders } from './oidc/identity-providers.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,6 +28,8 @@ declare module 'fastify' {
     eventStreams: EventStreams
     /** The general rate limit's counters (http/rate-limit.ts); undefined when it is off. */
     rateLimiter: RateLimiter | undefined
+    /** The identity providers people may sign in with (oidc/identity-providers.ts). */
+    identityProviders: IdentityProviders
   }
   interface FastifyContextConfig {
     /**

@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import { backupConfig, BackupConfigError, type BackupConfig } from '../backups/backup.config.js'
 import { WHATWG_EMAIL } from '../http/email.js'
 import { parseAllowHosts } from '../webhooks/target-guard.js'
+import { OidcConfigError, parseOidcProviders, type OidcConfig } from '../oidc/oidc.config.js'
 
 // Configuration comes only from the environment (docs/api.md). It is parsed once at
 // start-up; a bad value stops the process with one line naming the variable and why.
@@ -41,6 +42,8 @@ export interface Config {
   /** A log-in to an account whose address is not verified is refused (403 EMAIL_NOT_VERIFIED). */
   requireEmailVerification: boolean
   mail: MailConfig
+  /** Identity providers people may sign in with (OIDC_PROVIDERS); none by default. */
+  oidc: OidcConfig
 }
 
 export interface MailConfig {
@@ -134,6 +137,15 @@ function backup (env: Env, database: string): BackupConfig | undefined {
     return backupConfig(env, database)
   } catch (error) {
     if (error instanceof BackupConfigError) throw new ConfigError(error.variable, error.message.slice(error.variable.length + 2))
+    throw error
+  }
+}
+
+function oidcProviders (env: Env): OidcConfig['providers'] {
+  try {
+    return parseOidcProviders(env.OIDC_PROVIDERS)
+  } catch (error) {
+    if (error instanceof OidcConfigError) throw new ConfigError('OIDC_PROVIDERS', error.message)
     throw error
   }
 }
@@ -277,6 +289,10 @@ export function loadConfig (env: Env = process.env): Config {
       perAddressPerMinute: integer(env, 'MAIL_PER_ADDRESS_PER_MINUTE', 1, 1, 1000000),
       perAddressPerHour: integer(env, 'MAIL_PER_ADDRESS_PER_HOUR', 5, 1, 1000000),
       tokenFailuresPerClientPerMinute: integer(env, 'TOKEN_FAILURES_PER_CLIENT_PER_MINUTE', 20, 1, 1000000)
+    },
+    oidc: {
+      providers: oidcProviders(env),
+      timeoutSeconds: integer(env, 'OIDC_TIMEOUT_SECONDS', 10, 1, 120)
     }
   }
 }

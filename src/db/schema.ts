@@ -11,6 +11,8 @@ import type { ApiKeyTable } from '../api-keys/api-key.table.js'
 import type { AccountTokenTable } from '../accounts/account-token.table.js'
 import type { LimitHitTable } from '../http/sliding-window.js'
 import type { MailOutboxTable } from '../mail/mail.table.js'
+import type { IdentityTable } from '../oidc/identity.table.js'
+import type { OidcFlowTable } from '../oidc/oidc-flow.table.js'
 
 export interface Database {
   users: UserTable
@@ -32,6 +34,8 @@ export interface Database {
   account_tokens: AccountTokenTable
   mail_outbox: MailOutboxTable
   limit_hits: LimitHitTable
+  user_identities: IdentityTable
+  oidc_flows: OidcFlowTable
 }
 
 export type Db = Kysely<Database>

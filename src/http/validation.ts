@@ -166,11 +166,60 @@ export function toFieldErrors (errors: ErrorObject[], rootName: string, data?: u
   })
 }
 
+/** What validates a body: a compiled schema, or the choice of a form (compileBody). */
+type BodyValidator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
+
 interface RouteValidators {
   params?: ValidateFunction
   querystring?: ValidateFunction
-  body?: ValidateFunction
+  body?: BodyValidator
   headers?: ValidateFunction
+}
+
+interface ObjectForm { type: 'object', properties: Record<string, unknown> }
+
+/** A schema, or the named schema it references. */
+function resolved (schema: unknown): unknown {
+  const ref = (schema as { $ref?: unknown } | undefined)?.$ref
+  return typeof ref === 'string' ? ajv.getSchema(ref)?.schema : schema
+}
+
+/** The forms of a body that is one of several objects (`anyOf` of object schemas, named or not), or undefined. */
+function formsOf (schema: unknown): ObjectForm[] | undefined {
+  const anyOf = (resolved(schema) as { anyOf?: unknown[] } | undefined)?.anyOf
+  if (!Array.isArray(anyOf) || anyOf.length < 2) return undefined
+  const forms = anyOf.map(resolved)
+  const isForm = (form: unknown): form is ObjectForm => (form as ObjectForm).type === 'object' && typeof (form as ObjectForm).properties === 'object'
+  return forms.every(isForm) ? forms : undefined
+}
+
+/**
+ * A body that is one of several forms (a log-in with a password, or with a provider's code) is
+ * judged against the form it is closest to: the one with the most of its members present, the
+ * first on a tie. Its failures are then that form's alone, field by field, as for any other
+ * body (`{"provider": "x"}` lacks `code` and `state`, not `email` and `password`); Ajv's own
+ * report of an `anyOf` would mix every form's failures.
+ */
+function compileBody (schema: Record<string, unknown>): BodyValidator {
+  const forms = formsOf(schema)
+  if (forms === undefined) return ajv.compile(schema)
+  // A named form is compiled once, under its name; ajv.compile returns that same validator.
+  const validators = forms.map((form) => ajv.compile(form))
+  const members = forms.map((form) => Object.keys(form.properties))
+  const validate: BodyValidator = (data: unknown) => {
+    const present = typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {}
+    let closest = 0
+    let most = -1
+    members.forEach((names, i) => {
+      const count = names.filter((name) => Object.hasOwn(present, name)).length
+      if (count > most) { most = count; closest = i }
+    })
+    const validator = validators[closest]!
+    const valid = validator(data)
+    validate.errors = validator.errors
+    return valid
+  }
+  return validate
 }
 
 const compiled = new WeakMap<object, RouteValidators>()
@@ -187,7 +236,7 @@ function validatorsFor (schema: Record<string, unknown>, strictQuery: boolean): 
     if (schema.params !== undefined) validators.params = ajv.compile(schema.params as object)
     if (strictQuery) validators.querystring = ajv.compile({ ...(schema.querystring ?? NO_QUERY) as object, additionalProperties: false })
     else if (schema.querystring !== undefined) validators.querystring = ajv.compile(schema.querystring as object)
-    if (schema.body !== undefined) validators.body = ajv.compile(schema.body as object)
+    if (schema.body !== undefined) validators.body = compileBody(schema.body as Record<string, unknown>)
     if (schema.headers !== undefined) validators.headers = ajv.compile(schema.headers as object)
     compiled.set(schema, validators)
   }

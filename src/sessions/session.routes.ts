@@ -8,7 +8,8 @@ import { afterCommit, write } from '../db/write.js'
 import { credentialsRevoked } from '../auth/revocations.js'
 import { deleteSession } from './session.repository.js'
 import { CurrentSession, LoginBody, Session } from './session.schemas.js'
-import { currentSessionRepresentation, logIn } from './session.service.js'
+import { currentSessionRepresentation, logIn, sessionRepresentation } from './session.service.js'
+import { finishSignIn } from '../oidc/oidc.service.js'
 import { prepareDummyHash } from '../users/password.js'
 import { findUserById } from '../users/user.repository.js'
 
@@ -22,16 +23,21 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['sessions'],
       operationId: 'createSession',
       summary: 'Log in',
-      description: 'Exchanges an e-mail and password for a bearer token, shown only in this response. Failed attempts are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password for an unverified address is 403 EMAIL_NOT_VERIFIED.',
+      description: 'Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider\'s sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again.',
       security: [],
       body: ref(LoginBody),
       response: {
         201: success(Session, { description: 'Logged in. The session is then addressed as /v1/sessions/current by whoever holds the token.', headers: LOCATION_HEADER }),
-        ...errorResponses(...BODY_ERRORS, 'INVALID_CREDENTIALS', 'EMAIL_NOT_VERIFIED', 'TOO_MANY_REQUESTS')
+        ...errorResponses(...BODY_ERRORS, 'INVALID_TOKEN', 'INVALID_CREDENTIALS', 'EMAIL_NOT_VERIFIED', 'DUPLICATE_EMAIL', 'TOO_MANY_REQUESTS')
       }
     }
   }, async (request, reply) => {
-    const { session, headers } = await logIn(app.db, app.config, request.body.email, request.body.password, request.ip)
+    const body = request.body
+    if ('provider' in body) {
+      const { user, token, expiresAt } = await finishSignIn(app.db, app.config, app.identityProviders, request.log, body)
+      return await reply.code(201).header('location', '/v1/sessions/current').send(sessionRepresentation(token, expiresAt, user))
+    }
+    const { session, headers } = await logIn(app.db, app.config, body.email, body.password, request.ip)
     // The created session is addressed, by whoever holds its token, as /v1/sessions/current.
     return await reply.code(201).headers(headers).header('location', '/v1/sessions/current').send(session)
   })
@@ -76,4 +82,4 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 }
 
-export const sessionRoutes = fp(routes, { name: 'sessions', dependencies: [...FEATURE_PREREQUISITES], encapsulate: true })
+export const sessionRoutes = fp(routes, { name: 'sessions', dependencies: [...FEATURE_PREREQUISITES, 'identity-providers'], encapsulate: true })

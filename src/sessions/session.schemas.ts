@@ -1,5 +1,6 @@
 import { Type, type TString } from '@sinclair/typebox'
 import { Id, named, ref, Text, Timestamp } from '../http/schemas.js'
+import { ProviderId } from '../oidc/oidc.schemas.js'
 
 /**
  * A password offered for checking (log-in, current password): non-blank, since no account can
@@ -10,11 +11,21 @@ export function OfferedPassword (description = 'The account\'s password.'): TStr
   return Text({ maxLength: 1000, description })
 }
 
-export const LoginBody = named('LoginRequest', Type.Object({
+export const PasswordLoginBody = named('PasswordLoginRequest', Type.Object({
   // Not format-checked: an address that cannot belong to any account is simply not found.
   email: Text({ maxLength: 254, description: 'The e-mail address the account was created with.' }),
   password: OfferedPassword()
-}, { additionalProperties: false, description: 'Credentials for a log-in.', examples: [{ email: 'ada@example.com', password: 'correct horse battery' }] }))
+}, { additionalProperties: false, description: 'A log-in with e-mail address and password.', examples: [{ email: 'ada@example.com', password: 'correct horse battery' }] }))
+
+export const ProviderLoginBody = named('ProviderLoginRequest', Type.Object({
+  provider: ProviderId,
+  code: Text({ maxLength: 2048, description: 'The `code` the provider sent the person back with.' }),
+  state: Text({ maxLength: 256, description: 'The `state` the provider sent the person back with: it names the sign-in begun with POST /v1/oidc-authorizations.' })
+}, { additionalProperties: false, description: 'A sign-in with an identity provider: what it sent the person back to your page with.', examples: [{ provider: 'gitlab', code: 'SplxlOBeZQQYbYS6WxSbIA', state: 'af0ifjsldkj3YlvHx7yHVzNK7ro0fErR3o0pPn4kZ4o' }] }))
+
+export const LoginBody = named('LoginRequest', Type.Union([ref(PasswordLoginBody), ref(ProviderLoginBody)], {
+  description: 'Credentials for a log-in: an e-mail address and password, or what an identity provider sent the person back with. A body is checked as the form whose members it has.'
+}))
 
 export const SessionUser = named('SessionUser', Type.Object({
   id: Id,

@@ -6,7 +6,7 @@ import { emailKey } from '../http/email.js'
 import { ApiError } from '../http/errors.js'
 import { findUserByEmail } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
-import { verifyAgainstDummy, verifyPassword } from '../users/password.js'
+import { hasPassword, verifyAgainstDummy, verifyPassword } from '../users/password.js'
 import { beginLoginAttempt } from './login-throttle.js'
 import { deleteExpiredSessions, insertSession } from './session.repository.js'
 import { newToken } from '../auth/token.js'
@@ -33,7 +33,8 @@ export async function verifyCredentials (db: Db, config: Config, email: string, 
   const attempt = await beginLoginAttempt(db, { email: emailKey(email), client, userId: user?.id }, {
     perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient, perAccount: config.loginFailuresPerAccount
   })
-  const ok = user === undefined ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
+  // An account without a password (made by a provider) takes the time of a wrong one.
+  const ok = user === undefined || !hasPassword(user.password_hash) ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
   if (user === undefined || !ok) throw invalidCredentials(attempt.headers(true))
   return { user, headers: attempt.headers(false), succeeded: attempt.succeeded }
 }
@@ -76,15 +77,24 @@ export async function logIn (db: Db, config: Config, email: string, password: st
     await write(db, async (trx) => { await succeeded(trx) })
     throw new ApiError('EMAIL_NOT_VERIFIED', { headers })
   }
+  // One transaction (one commit) for everything a successful log-in writes.
+  const { token, expiresAt } = await write(db, async (trx) => {
+    await succeeded(trx)
+    return await startSession(trx, config, user.id)
+  })
+  return { session: sessionRepresentation(token, expiresAt, user), headers }
+}
+
+/**
+ * Makes a session for the account, in the caller's transaction: every way of logging in ends
+ * here. Returns the token, which only the log-in's answer shows.
+ */
+export async function startSession (trx: Executor, config: Config, userId: bigint): Promise<{ token: string, expiresAt: string }> {
   const { token, hash } = newToken()
   const now = Date.now()
   const expiresAt = new Date(now + config.sessionTtlSeconds * 1000).toISOString()
-  // One transaction (one commit) for everything a successful log-in writes.
-  await write(db, async (trx) => {
-    await succeeded(trx)
-    await insertSession(trx, user.id, hash, new Date(now).toISOString(), expiresAt)
-    // Expired sessions are useless; each log-in clears the user's own, so the table stays small.
-    await deleteExpiredSessions(trx, user.id, new Date(now).toISOString())
-  })
-  return { session: sessionRepresentation(token, expiresAt, user), headers }
+  await insertSession(trx, userId, hash, new Date(now).toISOString(), expiresAt)
+  // Expired sessions are useless; each log-in clears the user's own, so the table stays small.
+  await deleteExpiredSessions(trx, userId, new Date(now).toISOString())
+  return { token, expiresAt }
 }

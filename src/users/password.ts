@@ -28,6 +28,17 @@ async function inHashingSlot<T> (work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The `password_hash` of an account without a password (made by an identity provider): no
+ * Argon2 hash starts with "!", so no password ever verifies against it (the marker Django's
+ * set_unusable_password uses). A password reset gives such an account a password.
+ */
+export const NO_PASSWORD = '!'
+
+export function hasPassword (passwordHash: string): boolean {
+  return !passwordHash.startsWith(NO_PASSWORD)
+}
+
 export async function hashPassword (password: string): Promise<string> {
   return await inHashingSlot(async () => await hash(password, OPTIONS))
 }

@@ -23,12 +23,14 @@ export interface NewUser {
   name: string
   passwordHash: string
   role: Role
+  /** Whether the address is proved already (an administrator's; a provider's verified address); default false. */
+  emailVerified?: boolean
   now: string
 }
 
 export async function insertUser (db: Executor, user: NewUser): Promise<UserRow> {
   return await mapDuplicateEmail(db.insertInto('users')
-    .values({ email: user.email, name: user.name, password_hash: user.passwordHash, role: user.role, email_verified: user.role === 'ADMIN' ? 1 : 0, created_at: user.now, updated_at: user.now })
+    .values({ email: user.email, name: user.name, password_hash: user.passwordHash, role: user.role, email_verified: user.role === 'ADMIN' || user.emailVerified === true ? 1 : 0, created_at: user.now, updated_at: user.now })
     .returningAll()
     .executeTakeFirstOrThrow())
 }

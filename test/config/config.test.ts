@@ -46,8 +46,37 @@ describe('loadConfig', () => {
         perAddressPerMinute: 1,
         perAddressPerHour: 5,
         tokenFailuresPerClientPerMinute: 20
-      }
+      },
+      oidc: { providers: [], timeoutSeconds: 10 }
     })
+  })
+
+  test('OIDC_PROVIDERS: providers as JSON, checked member by member; a bad one is named, its secret never repeated', () => {
+    const gitlab = { id: 'gitlab', issuer: 'https://gitlab.com', clientId: 'app-1', clientSecret: 'topsecret', redirectUris: ['https://app.example/signed-in', 'http://localhost:5173/signed-in'] }
+    const local = { id: 'dev_1', issuer: 'http://127.0.0.1:8080/realms/dev', clientId: 'c', clientSecret: 'topsecret', redirectUris: ['http://127.0.0.1:5173/cb?from=login'] }
+    assert.deepEqual(loadConfig({ OIDC_PROVIDERS: JSON.stringify([gitlab, local]), OIDC_TIMEOUT_SECONDS: '3' }).oidc, { providers: [gitlab, local], timeoutSeconds: 3 })
+    assert.deepEqual(loadConfig({ OIDC_PROVIDERS: ' ' }).oidc.providers, [])
+    for (const value of [
+      'not json',
+      '{}',
+      '[1]',
+      JSON.stringify([{ ...gitlab, id: 'GitLab' }]),
+      JSON.stringify([{ ...gitlab, id: '' }]),
+      JSON.stringify([gitlab, gitlab]),
+      JSON.stringify([{ ...gitlab, issuer: 'http://gitlab.com' }]),
+      JSON.stringify([{ ...gitlab, issuer: 'https://gitlab.com/#x' }]),
+      JSON.stringify([{ ...gitlab, issuer: 'https://gitlab.com/?x=1' }]),
+      JSON.stringify([{ ...gitlab, issuer: 'gitlab.com' }]),
+      JSON.stringify([{ ...gitlab, clientId: '' }]),
+      JSON.stringify([{ ...gitlab, clientSecret: 42 }]),
+      JSON.stringify([{ ...gitlab, redirectUris: [] }]),
+      JSON.stringify([{ ...gitlab, redirectUris: ['http://app.example/cb'] }]),
+      JSON.stringify([{ ...gitlab, redirectUris: ['https://app.example/cb#x'] }]),
+      JSON.stringify([{ ...gitlab, scopes: ['openid'] }])
+    ]) {
+      assert.throws(() => loadConfig({ OIDC_PROVIDERS: value }), (error: Error) => error.message.startsWith('OIDC_PROVIDERS: ') && !error.message.includes('topsecret'), value)
+    }
+    assert.throws(() => loadConfig({ OIDC_TIMEOUT_SECONDS: '0' }), /^ConfigError: OIDC_TIMEOUT_SECONDS: |OIDC_TIMEOUT_SECONDS: /)
   })
 
   test('the mail and the links in it: SMTP_URL, MAIL_FROM, PUBLIC_URL and APP_URL', () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import fc from 'fast-check'
 import { createUser, login, type TestUser } from '../helper.js'
-import { FuzzFailure, runs, SEED, startFuzzApp } from './fuzz-app.js'
+import { write } from '../../src/db/write.js'
+import { FUZZ_PROVIDER, FuzzFailure, runs, SEED, startFuzzApp } from './fuzz-app.js'
 import { World, type Who } from './fuzz-world.js'
 import { documentedCodes, type Operation } from './openapi-operations.js'
 import { materialize, validRequest } from './request-arbitrary.js'
@@ -22,6 +23,8 @@ const familyOf = (del: Operation) => fuzz.operations.filter((op) => op.path === 
 interface Made {
   /** The `{id}` of the resource, when its path has one. */
   id: string | undefined
+  /** Its path's other parameters. */
+  path?: Record<string, string>
   /** Credentials of the one who may delete it. */
   owner: TestUser
   /** Who asks afterwards: the owner while the owner still exists, else another user. */
@@ -96,6 +99,15 @@ async function make (del: Operation): Promise<Made> {
       const token = await login(app, world.users.bob.email, world.users.bob.password)
       return { id: undefined, owner: { ...world.users.bob, token, auth: { authorization: `Bearer ${token}` } }, asker: () => `Bearer ${token}` }
     }
+    case '/v1/users/{id}/identities/{provider}': {
+      // A link as a sign-in at the provider leaves it (test/oidc/ signs in for real); alice keeps
+      // her password, so it is not her last way in.
+      const alice = world.users.alice
+      await write(app.db, async (trx) => {
+        await trx.insertInto('user_identities').values({ user_id: BigInt(alice.id), provider: FUZZ_PROVIDER, subject: `doomed-${Date.now()}-${Math.random()}`, email: null, linked_at: new Date().toISOString() }).execute()
+      })
+      return { id: String(alice.id), path: { provider: FUZZ_PROVIDER }, owner: alice, asker: () => auth('alice') }
+    }
     default: throw new Error(`no way to make the resource of ${del.key}: teach deleted-resources.test.ts`)
   }
 }
@@ -106,6 +118,8 @@ async function make (del: Operation): Promise<Made> {
  */
 function expected (op: Operation, del: Operation): { status: number, code: string } {
   if (!op.path.includes('{id}')) return { status: 401, code: 'AUTHENTICATION_REQUIRED' }
+  // An identity is the resource, not the account that still exists around it.
+  if (del.path.endsWith('/identities/{provider}')) return { status: 404, code: 'IDENTITY_NOT_FOUND' }
   const own = new Set(documentedCodes(del, 404))
   const codes = documentedCodes(op, 404).filter((c) => c !== 'NOT_FOUND' && own.has(c))
   assert.equal(codes.length, 1, `${op.key} documents one not-found code for its resource: ${codes.join(', ')}`)
@@ -120,7 +134,7 @@ test('after a 204 DELETE, every operation on the resource is 404 (a deleted sess
       await fc.assert(fc.asyncProperty(fc.tuple(...family.map((op) => validRequest(op))), async (requests) => {
         await world.ensure()
         const made = await make(del)
-        const path = made.id === undefined ? {} : { id: made.id }
+        const path = made.id === undefined ? {} : { id: made.id, ...made.path }
         const deletion = materialize(world, { key: del.key, path, query: {}, headers: {}, who: undefined, contentType: undefined, body: undefined })
         deletion.raw.headers.authorization = made.owner.auth.authorization
         const res = await fuzz.send(del, deletion.raw)

@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { buildTestApp, type TestApp } from '../helper.js'
 import { operationsOf, type Operation } from './openapi-operations.js'
 import { Conformance } from './response-conformance.js'
+import { startTestProvider } from '../oidc/oidc-provider.js'
 
 // The app under fuzzing, its own OpenAPI document, and one `send` through which every generated
 // request goes: it counts the requests and holds every answer to the document.
@@ -31,6 +32,13 @@ const ENV = {
   // Webhook endpoints the fuzzer registers point at loopback ports (nothing listens, or not a receiver).
   WEBHOOK_ALLOW_HOSTS: '127.0.0.1'
 }
+
+// The one identity provider the fuzz app signs in with: a real one on loopback, so that beginning
+// a sign-in (discovery) succeeds; finishing one needs a person at the provider, which the fuzzer
+// is not (its success path is tested in test/oidc/).
+export const FUZZ_PROVIDER = 'fuzz'
+export const FUZZ_REDIRECT = 'https://app.example/signed-in'
+const FUZZ_CLIENT = { clientId: 'fuzz-client', clientSecret: 'fuzz client secret', redirectUris: [FUZZ_REDIRECT] }
 
 export interface RawRequest {
   method: string
@@ -71,7 +79,9 @@ export async function startFuzzApp (env: Record<string, string> = {}): Promise<F
   // The fuzzer holds every response to the document itself (response-conformance.ts), more
   // strictly than the suite's own check (formats, header values, the error body's status and
   // request id), which would only read the same responses a second time.
-  const test = await buildTestApp({ ...ENV, ...env }, { conformance: false })
+  const provider = await startTestProvider({ clients: [FUZZ_CLIENT] })
+  const OIDC_PROVIDERS = JSON.stringify([{ id: FUZZ_PROVIDER, issuer: provider.issuer, ...FUZZ_CLIENT }])
+  const test = await buildTestApp({ ...ENV, OIDC_PROVIDERS, ...env }, { conformance: false })
   const operations = operationsOf(test.app.swagger() as Record<string, any>)
   const conformance = new Conformance(operations)
   let sent = 0
@@ -83,6 +93,7 @@ export async function startFuzzApp (env: Record<string, string> = {}): Promise<F
   }
   return {
     ...test,
+    close: async () => { await test.close(); await provider.close() },
     operations,
     operation: (key) => {
       const op = operations.find((o) => o.key === key)

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import type { Schema } from './openapi-operations.js'
-import { assertUnderstood, blankText, HAS_WORD, ID_PATTERN, MAX_ID, NON_BLANK, nonBlankText, PRINTABLE_KEY_PATTERN, withoutAllOf } from './schema-arbitrary.js'
+import { assertUnderstood, blankText, HAS_WORD, ID_PATTERN, MAX_ID, NON_BLANK, nonBlankText, PRINTABLE_KEY_PATTERN, PROVIDER_PATTERN, withoutAllOf } from './schema-arbitrary.js'
 
 // Values that break one field's schema, each labelled with the rule it breaks. A value's place
 // decides its form: a body member is any JSON value, a path or query parameter is always a
@@ -73,6 +73,7 @@ export function breakersOf (original: Schema, place: Place, where = 'schema'): B
       list.push({ rule: 'NUL or unpaired surrogate', value: fc.tuple(fc.constantFrom('\u0000', '\ud800', '\udfff'), fc.constantFrom('ab', 'x y', 'title')).map(([bad, text]) => text + bad) })
     }
     if (schema['x-int64-id'] === true || schema.pattern === ID_PATTERN) list.push({ rule: 'not an id', value: BAD_ID_TEXTS })
+    if (schema.pattern === PROVIDER_PATTERN) list.push({ rule: 'not a provider id', value: fc.constantFrom('GitLab', '-lead', 'has space', 'ü', 'a.b') })
     if (schema.pattern === PRINTABLE_KEY_PATTERN) list.push({ rule: 'not printable ASCII', value: fc.constantFrom(' lead', 'trail ', 'tab\tkey') })
     if (schema['x-sorted-cursor'] === true) list.push({ rule: 'not a cursor', value: fc.constantFrom('abc', 'djE6MA', Buffer.from('v1:5').toString('base64url'), Buffer.from('v2:[]').toString('base64url'), '!!!') })
     if (schema.pattern === HAS_WORD) list.push({ rule: 'no word', value: fc.constantFrom('***', '"" ()', '- | !', '   ', ':*', '&') })

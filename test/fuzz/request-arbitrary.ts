@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { ADMIN_SCOPES, SCOPES } from '../../src/auth/scopes.js'
-import type { RawRequest } from './fuzz-app.js'
+import { FUZZ_PROVIDER, FUZZ_REDIRECT, type RawRequest } from './fuzz-app.js'
 import { Slot, SLOTS, type World, type Who } from './fuzz-world.js'
 import type { Operation, Parameter, Schema } from './openapi-operations.js'
-import { idString, validArbitrary, type MemberHint } from './schema-arbitrary.js'
+import { idString, PROVIDER_PATTERN, validArbitrary, type MemberHint } from './schema-arbitrary.js'
 
 // Requests generated from an operation's parameters and body schema. Ids are mostly the
 // world's real ones (by slot), sometimes random; e-mails and passwords at log-in are sometimes
@@ -48,6 +48,9 @@ export const bodyHints: MemberHint = (name, schema) => {
   if ((name === 'password' || name === 'currentPassword') && schema.minLength === undefined) return real(SLOTS.password)
   // An API key's expiry is in the future; its scopes are each listed once, and products:write
   // is an administrator's only (the document says both in words).
+  // The provider and page the fuzz app is configured with (any other is a field's failure).
+  if (name === 'provider' && schema.pattern === PROVIDER_PATTERN) return fc.constant(FUZZ_PROVIDER)
+  if (name === 'redirectUri') return fc.constant(FUZZ_REDIRECT)
   if (name === 'expiresAt') return fc.date({ noInvalidDate: true, min: new Date(Date.now() + 3_600_000), max: new Date(4102444800000) }).map((d) => d.toISOString())
   if (name === 'scopes' && schema.type === 'array') return fc.uniqueArray(fc.constantFrom(...SCOPES.filter((scope) => !ADMIN_SCOPES.has(scope))), { minLength: 1, maxLength: 3 })
   return undefined
@@ -57,6 +60,7 @@ function parameterArbitrary (op: Operation, p: Parameter, codes: string[]): fc.A
   // An error code in the path: one the document lists somewhere, or any text.
   if (p.in === 'path' && p.name === 'code' && codes.length > 0) return fc.oneof(fc.constantFrom(...codes), validArbitrary(p.schema))
   if (p.in === 'path' && p.name === 'id') return idFor(pathIdSlots(op.path), validArbitrary(p.schema, {}, `${op.key} path ${p.name}`))
+  if (p.in === 'path' && p.name === 'provider') return fc.constant(FUZZ_PROVIDER)
   if (p.in === 'path' && p.name === 'deliveryId') return idFor(SLOTS.deliveryId, idString)
   if (p.in === 'query' && p.name === 'authorId') return idFor(SLOTS.userId, idString)
   if (p.in === 'header' && p.schema.type === 'string' && p.schema.pattern === undefined) return headerText

@@ -19,10 +19,13 @@ const CONSTRAINTS = new Set([
 
 export const HAS_WORD = '[\\p{L}\\p{N}]'
 import { ID_PATTERN, NON_BLANK, WELL_FORMED } from '../../src/http/schemas.js'
+import { PROVIDER_ID } from '../../src/oidc/oidc.config.js'
 export { ID_PATTERN, NON_BLANK, WELL_FORMED }
 export const SEQUENCE_PATTERN = '^(0|[1-9][0-9]{0,15})$'
 export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$'
-const KNOWN_PATTERNS = [NON_BLANK, WELL_FORMED, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD]
+/** An identity provider's id (OIDC_PROVIDERS). */
+export const PROVIDER_PATTERN = PROVIDER_ID.source
+const KNOWN_PATTERNS = [NON_BLANK, WELL_FORMED, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD, PROVIDER_PATTERN]
 const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri']
 
 export const MAX_ID = 9223372036854775807n
@@ -144,6 +147,7 @@ function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
   if (schema.pattern === SEQUENCE_PATTERN) return fc.oneof(fc.constant('0'), fc.bigInt(1n, 10n ** 16n - 1n).map(String))
   if (schema.pattern === PRINTABLE_KEY_PATTERN) return printableKey.filter((k) => k.length >= min && k.length <= max)
   if (schema.pattern === NON_BLANK) return nonBlankText(Math.max(min, 1), max)
+  if (schema.pattern === PROVIDER_PATTERN) return fc.stringMatching(PROVIDER_ID).filter((s) => s.length >= min && s.length <= max)
   return fc.array(textChar, { minLength: min, maxLength: Math.min(max, min + 40) }).map((c) => c.join(''))
 }
 

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 
-// Everything the service stores about users, sessions, stream tickets, posts, products and orders, read straight
+// Everything the service stores about users, sessions, stream tickets, posts, products, orders,
+// sign-in flows and identities, read straight
 // from the database, so that "nothing changed" is checked on the rows themselves (a refused
 // request that wrote and then answered 4xx would show here, whatever the API says). Log-in
 // failure records and idempotency records are left out: recording refusals is their purpose.
 
 // Each table with the column its rows are listed by.
-const TABLES = [['users', 'id'], ['sessions', 'id'], ['stream_tickets', 'ticket_hash'], ['posts', 'id'], ['products', 'id'], ['orders', 'id']] as const
+const TABLES = [['users', 'id'], ['sessions', 'id'], ['stream_tickets', 'ticket_hash'], ['posts', 'id'], ['products', 'id'], ['orders', 'id'], ['oidc_flows', 'id'], ['user_identities', 'id']] as const
 
 export async function storedState (app: FastifyInstance): Promise<string> {
   const parts: string[] = []

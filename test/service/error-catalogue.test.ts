@@ -43,6 +43,8 @@ const DOCUMENTED_TABLE: Record<string, number> = {
   TOO_MANY_STREAMS: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  IDENTITY_NOT_FOUND: 404,
+  LAST_SIGN_IN_METHOD: 409,
   // The HTTP layer's own answers, before a request reaches the app (test/http/client-errors.test.ts).
   MALFORMED_REQUEST: 400,
   REQUEST_TIMEOUT: 408,

@@ -119,7 +119,10 @@ describe('OpenAPI document', () => {
       'POST /v1/api-keys': 'createApiKey',
       'GET /v1/api-keys': 'listApiKeys',
       'GET /v1/api-keys/{id}': 'getApiKey',
-      'DELETE /v1/api-keys/{id}': 'revokeApiKey'
+      'DELETE /v1/api-keys/{id}': 'revokeApiKey',
+      'POST /v1/oidc-authorizations': 'createOidcAuthorization',
+      'GET /v1/users/{id}/identities': 'listIdentities',
+      'DELETE /v1/users/{id}/identities/{provider}': 'deleteIdentity'
     })
   })
 
