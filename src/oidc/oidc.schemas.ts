@@ -13,7 +13,7 @@ export const OidcAuthorizationBody = named('OidcAuthorizationRequest', Type.Obje
 export const OidcAuthorization = named('OidcAuthorization', Type.Object({
   authorizationUrl: Type.String({ format: 'uri', description: 'Send the person here (a top-level navigation). The provider sends them back to `redirectUri` with `code` and `state`, which your page passes to POST /v1/sessions with `provider`.' }),
   expiresAt: Timestamp
-}, { description: 'A sign-in begun: the provider\'s address to send the person to, good until `expiresAt` (10 minutes).', examples: [{ authorizationUrl: 'https://gitlab.com/oauth/authorize?client_id=…&redirect_uri=…&response_type=code&scope=openid+email+profile&code_challenge=…&code_challenge_method=S256&state=…&nonce=…', expiresAt: '2026-11-27T16:40:00.000Z' }] }))
+}, { description: 'A sign-in begun: the provider\'s address to send the person to, good until `expiresAt` (10 minutes).', examples: [{ authorizationUrl: 'https://gitlab.com/oauth/authorize?client_id=2a0b&redirect_uri=https%3A%2F%2Fapp.example%2Fsigned-in&scope=openid+email+profile&response_type=code&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256&state=af0ifjsldkj3YlvHx7yHVzNK7ro0fErR3o0pPn4kZ4o&nonce=n-0S6_WzA2Mj', expiresAt: '2026-11-27T16:40:00.000Z' }] }))
 
 export const Identity = named('Identity', Type.Object({
   provider: Type.String({ description: 'The provider\'s id.' }),
