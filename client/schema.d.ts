@@ -277,7 +277,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider's sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again.
+         * @description Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider's sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again. For an account with a second factor, a right password (or provider sign-in) is 401 MFA_REQUIRED with a `challenge`: send `{challenge, code}` within 5 minutes; every refusal of that code is 401 INVALID_MFA_CODE.
          */
         post: operations["createSession"];
         delete?: never;
@@ -801,6 +801,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{id}/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Turn the second factor on
+         * @description The code the enrolled app shows now turns the factor on and answers ten recovery codes, shown only here. From then on a log-in asks for a code (401 MFA_REQUIRED). A wrong code is 400 VALIDATION_ERROR on `code` and counts as a failed log-in. The account's sessions stay.
+         */
+        put: operations["activateTotp"];
+        /**
+         * Enrol an authenticator app
+         * @description A new secret for a TOTP authenticator app (RFC 6238: SHA-1, 6 digits, 30 seconds), as text, an otpauth:// URI and a QR code. It waits for its first code (PUT /v1/users/{id}/totp); until then log-ins do not ask for it, and a new enrolment replaces it. 409 MFA_ALREADY_ENABLED when the account has an active one.
+         */
+        post: operations["enrolTotp"];
+        /**
+         * Turn the second factor off
+         * @description Needs the password and a code from the app (or a recovery code): a wrong one is 400 VALIDATION_ERROR on `password` or `code` (both named when both are wrong) and counts as a failed log-in. The recovery codes go with the factor, the account's sessions stay, and a notice is mailed.
+         */
+        delete: operations["deleteTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "user.created": {
@@ -1141,7 +1169,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "LAST_SIGN_IN_METHOD" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "LAST_SIGN_IN_METHOD" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "MFA_ALREADY_ENABLED" | "TOTP_NOT_FOUND" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -1406,8 +1434,90 @@ export interface components {
             /** @description The `state` the provider sent the person back with: it names the sign-in begun with POST /v1/oidc-authorizations. */
             state: string;
         };
-        /** @description Credentials for a log-in: an e-mail address and password, or what an identity provider sent the person back with. A body is checked as the form whose members it has. */
-        LoginRequest: components["schemas"]["PasswordLoginRequest"] | components["schemas"]["ProviderLoginRequest"];
+        /**
+         * @description The second step of a log-in to an account with a second factor.
+         * @example {
+         *       "challenge": "mQ2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzMq3Zb0o9",
+         *       "code": "492039"
+         *     }
+         */
+        ChallengeLoginRequest: {
+            /** @description The `challenge` of the MFA_REQUIRED answer to the log-in. */
+            challenge: string;
+            /**
+             * @description The six-digit code the authenticator app shows now, or one of the recovery codes.
+             * @example 492039
+             */
+            code: string;
+        };
+        /** @description Credentials for a log-in: an e-mail address and password, what an identity provider sent the person back with, or the second step of a log-in with a second factor (the challenge and a code). A body is checked as the form whose members it has. */
+        LoginRequest: components["schemas"]["PasswordLoginRequest"] | components["schemas"]["ProviderLoginRequest"] | components["schemas"]["ChallengeLoginRequest"];
+        /**
+         * @description An authenticator waiting for its first code (PUT /v1/users/{id}/totp).
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauthUri": "otpauth://totp/Shop:ada%40example.com?issuer=Shop&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30",
+         *       "qrCodeSvg": "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 45 45\">…</svg>"
+         *     }
+         */
+        TotpEnrolment: {
+            /** @description The secret in base32, for typing into an app by hand. Shown only here. */
+            secret: string;
+            /** @description The `otpauth://totp/…` URI an authenticator app reads (SHA-1, 6 digits, 30 seconds). */
+            otpauthUri: string;
+            /** @description The URI as a QR code, an SVG document to show the person. */
+            qrCodeSvg: string;
+        };
+        /**
+         * @description The code the app shows now: it proves the app has the secret.
+         * @example {
+         *       "code": "492039"
+         *     }
+         */
+        TotpActivationRequest: {
+            /**
+             * @description The six-digit code the authenticator app shows now, or one of the recovery codes.
+             * @example 492039
+             */
+            code: string;
+        };
+        /**
+         * @description The second factor is on.
+         * @example {
+         *       "recoveryCodes": [
+         *         "7k2m-9xqa-4hpt",
+         *         "c8vw-2n6r-jd0e",
+         *         "q4zs-ty1b-m7kx",
+         *         "0fgh-8wer-2bnm",
+         *         "p3ca-vx9t-6yhj",
+         *         "w5ks-e2dr-n8qa",
+         *         "h7tm-4vbz-1xcp",
+         *         "r9yn-3jwe-k6sd",
+         *         "b2xq-7mht-0zfa",
+         *         "e6dj-5cwr-9nvk"
+         *       ]
+         *     }
+         */
+        TotpActivation: {
+            /** @description Ten codes, each good once in place of an app code. Shown only here: the person keeps them somewhere safe. */
+            recoveryCodes: string[];
+        };
+        /**
+         * @description The password and a code (or a recovery code), both.
+         * @example {
+         *       "password": "correct horse battery",
+         *       "code": "492039"
+         *     }
+         */
+        TotpRemovalRequest: {
+            /** @description The account's password. */
+            password: string;
+            /**
+             * @description The six-digit code the authenticator app shows now, or one of the recovery codes.
+             * @example 492039
+             */
+            code: string;
+        };
         /** @description The logged-in user. */
         SessionUser: {
             /**
@@ -3669,6 +3779,84 @@ export interface components {
                 };
             };
         };
+        /** @description [MFA_ALREADY_ENABLED](/errors/MFA_ALREADY_ENABLED) */
+        MfaAlreadyEnabled: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/MFA_ALREADY_ENABLED",
+                 *       "title": "Second factor already on",
+                 *       "status": 409,
+                 *       "code": "MFA_ALREADY_ENABLED",
+                 *       "message": "The account already has a second factor.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "MFA_ALREADY_ENABLED";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/MFA_ALREADY_ENABLED",
+                 *       "title": "Second factor already on",
+                 *       "status": 409,
+                 *       "code": "MFA_ALREADY_ENABLED",
+                 *       "message": "The account already has a second factor.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "MFA_ALREADY_ENABLED";
+                };
+            };
+        };
+        /** @description [USER_NOT_FOUND](/errors/USER_NOT_FOUND), [TOTP_NOT_FOUND](/errors/TOTP_NOT_FOUND) */
+        UserNotFoundOrTotpNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/USER_NOT_FOUND",
+                 *       "title": "User not found",
+                 *       "status": 404,
+                 *       "code": "USER_NOT_FOUND",
+                 *       "message": "The user does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "USER_NOT_FOUND" | "TOTP_NOT_FOUND";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/USER_NOT_FOUND",
+                 *       "title": "User not found",
+                 *       "status": 404,
+                 *       "code": "USER_NOT_FOUND",
+                 *       "message": "The user does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "USER_NOT_FOUND" | "TOTP_NOT_FOUND";
+                };
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -4407,7 +4595,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationErrorOrMalformedJsonOrInvalidToken"];
-            /** @description [INVALID_CREDENTIALS](/errors/INVALID_CREDENTIALS) */
+            /** @description [INVALID_CREDENTIALS](/errors/INVALID_CREDENTIALS), [MFA_REQUIRED](/errors/MFA_REQUIRED), [INVALID_MFA_CODE](/errors/INVALID_MFA_CODE) */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4429,7 +4617,14 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "INVALID_CREDENTIALS";
+                        code?: "INVALID_CREDENTIALS" | "MFA_REQUIRED" | "INVALID_MFA_CODE";
+                        /** @description Only with MFA_REQUIRED: send it back with a code to POST /v1/sessions. */
+                        challenge?: string;
+                        /**
+                         * Format: date-time
+                         * @description Only with MFA_REQUIRED: when the challenge expires (5 minutes).
+                         */
+                        expiresAt?: string;
                     };
                     /**
                      * @example {
@@ -4443,7 +4638,14 @@ export interface operations {
                      */
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "INVALID_CREDENTIALS";
+                        code?: "INVALID_CREDENTIALS" | "MFA_REQUIRED" | "INVALID_MFA_CODE";
+                        /** @description Only with MFA_REQUIRED: send it back with a code to POST /v1/sessions. */
+                        challenge?: string;
+                        /**
+                         * Format: date-time
+                         * @description Only with MFA_REQUIRED: when the challenge expires (5 minutes).
+                         */
+                        expiresAt?: string;
                     };
                 };
             };
@@ -6963,6 +7165,163 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    activateTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TotpActivationRequest"];
+            };
+        };
+        responses: {
+            /** @description On; the recovery codes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "7k2m-9xqa-4hpt",
+                     *         "c8vw-2n6r-jd0e",
+                     *         "q4zs-ty1b-m7kx",
+                     *         "0fgh-8wer-2bnm",
+                     *         "p3ca-vx9t-6yhj",
+                     *         "w5ks-e2dr-n8qa",
+                     *         "h7tm-4vbz-1xcp",
+                     *         "r9yn-3jwe-k6sd",
+                     *         "b2xq-7mht-0zfa",
+                     *         "e6dj-5cwr-9nvk"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TotpActivation"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            404: components["responses"]["UserNotFoundOrTotpNotFound"];
+            409: components["responses"]["MfaAlreadyEnabled"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enrolTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Enrolled; show the QR code (or the secret) to the person. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "otpauthUri": "otpauth://totp/Shop:ada%40example.com?issuer=Shop&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30",
+                     *       "qrCodeSvg": "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 45 45\">…</svg>"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            404: components["responses"]["UserNotFound"];
+            409: components["responses"]["MfaAlreadyEnabled"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery",
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TotpRemovalRequest"];
+            };
+        };
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            404: components["responses"]["UserNotFoundOrTotpNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -37,6 +37,8 @@ import { accountPages } from './accounts/account-pages.js'
 import { mailSender } from './mail/mail-sender.plugin.js'
 import { identityProviders } from './oidc/identity-providers.plugin.js'
 import { oidcRoutes } from './oidc/oidc.routes.js'
+import { secretBox } from './mfa/secret-box.plugin.js'
+import { mfaRoutes } from './mfa/mfa.routes.js'
 
 export interface AppOptions {
   config: Config
@@ -108,7 +110,8 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
 
   await app.register(serviceRoutes)
   await app.register(identityProviders)
-  for (const routes of [userRoutes, accountRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes]) {
+  await app.register(secretBox)
+  for (const routes of [userRoutes, accountRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes, mfaRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
   await app.register(accountPages)

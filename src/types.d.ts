@@ -10,6 +10,7 @@ import type { EventStreams } from './events/event-stream.js'
 import type { RequestLog } from './http/request-log.js'
 import type { MetricsListener } from './service/metrics-listener.js'
 import type { IdentityProviders } from './oidc/identity-providers.js'
+import type { SecretBox } from './mfa/secret-box.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,6 +31,8 @@ declare module 'fastify' {
     rateLimiter: RateLimiter | undefined
     /** The identity providers people may sign in with (oidc/identity-providers.ts). */
     identityProviders: IdentityProviders
+    /** The key for secrets at rest (mfa/secret-box.plugin.ts); 503 when this instance has none. */
+    secretBox: () => Promise<SecretBox>
   }
   interface FastifyContextConfig {
     /**

@@ -58,6 +58,10 @@ export function accountMail (db: Db, config: Config): Compose {
         const { name = '', how } = data(mail)
         return { to: mail.address, content: { kind: 'password-changed', name, how: how === 'reset' ? 'reset' : 'change' } }
       }
+      case 'mfa-changed': {
+        const { name = '', what, remaining = '0' } = data(mail)
+        return { to: mail.address, content: { kind: 'mfa-changed', name, what: what === 'disabled' ? 'disabled' : 'recovery-code-used', remaining: Number(remaining) } }
+      }
     }
   }
 }

@@ -11,6 +11,12 @@ export interface Config {
   port: number
   host: string
   databaseUrl: string
+  /**
+   * The key that encrypts secrets kept at rest (TOTP secrets), 32 bytes (SECRET_KEY, 64 hex
+   * characters). Undefined: on SQLite a key generated once and kept in `secret.key` beside the
+   * database file; on PostgreSQL none, since every instance must share one (src/mfa/secret-key.ts).
+   */
+  secretKey: Buffer | undefined
   adminEmail: string | undefined
   adminPassword: string | undefined
   sessionTtlSeconds: number
@@ -202,6 +208,17 @@ function databaseUrl (env: Env): string {
   throw new ConfigError('DATABASE_URL', 'must be file:PATH (embedded SQLite) or postgres://… (PostgreSQL)')
 }
 
+// Never echoes the value: it is the key itself.
+function secretKey (env: Env): Buffer | undefined {
+  const raw = env.SECRET_KEY
+  if (raw === undefined || raw === '') return undefined
+  const hex = raw.trim()
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
+    throw new ConfigError('SECRET_KEY', 'must be 32 bytes written as 64 hexadecimal characters (like the output of `openssl rand -hex 32`)')
+  }
+  return Buffer.from(hex, 'hex')
+}
+
 // proxy-addr's names for the loopback, link-local and private ranges are accepted too.
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
 
@@ -251,6 +268,7 @@ export function loadConfig (env: Env = process.env): Config {
     port,
     host,
     databaseUrl: database,
+    secretKey: secretKey(env),
     adminEmail,
     adminPassword,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 86400, 1, 31536000),

@@ -18,6 +18,7 @@ import { apiKeys } from './migrations/015-api-keys.js'
 import { accountsAndMail } from './migrations/016-accounts-and-mail.js'
 import { signupHits } from './migrations/017-signup-hits.js'
 import { identities } from './migrations/018-identities.js'
+import { secondFactor } from './migrations/019-second-factor.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -40,7 +41,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '015-api-keys': apiKeys(dialect),
     '016-accounts-and-mail': accountsAndMail(dialect),
     '017-signup-hits': signupHits(dialect),
-    '018-identities': identities(dialect)
+    '018-identities': identities(dialect),
+    '019-second-factor': secondFactor(dialect)
   }
 }
 

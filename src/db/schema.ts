@@ -13,6 +13,7 @@ import type { LimitHitTable } from '../http/sliding-window.js'
 import type { MailOutboxTable } from '../mail/mail.table.js'
 import type { IdentityTable } from '../oidc/identity.table.js'
 import type { OidcFlowTable } from '../oidc/oidc-flow.table.js'
+import type { MfaChallengeTable, RecoveryCodeTable, TotpFactorTable } from '../mfa/mfa.tables.js'
 
 export interface Database {
   users: UserTable
@@ -36,6 +37,9 @@ export interface Database {
   limit_hits: LimitHitTable
   user_identities: IdentityTable
   oidc_flows: OidcFlowTable
+  totp_factors: TotpFactorTable
+  recovery_codes: RecoveryCodeTable
+  mfa_challenges: MfaChallengeTable
 }
 
 export type Db = Kysely<Database>

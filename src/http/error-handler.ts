@@ -46,7 +46,8 @@ export const errorHandler = fp(async (app) => {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const known = toApiError(error)
     if (known !== undefined) {
-      if (known.code === 'SERVICE_UNAVAILABLE') request.log.warn({ err: error }, 'database unavailable')
+      // Its own message says what was unavailable (the database, an identity provider, the key for secrets at rest).
+      if (known.code === 'SERVICE_UNAVAILABLE') request.log.warn({ err: error }, `service unavailable: ${known.message}`)
       return sendProblem(request, reply, known)
     }
     // The last fallback: log everything, tell the client nothing internal.

@@ -135,6 +135,18 @@ export const catalogue = {
   INTERNAL_SERVER_ERROR: { status: 500, title: 'Internal server error', message: 'An internal server error occurred.',
     description: 'An unexpected failure on the server; it has been logged with the `requestId`. The request may or may not have taken effect: read the resource before repeating a write, and report the `requestId` if it persists.',
     retryable: false },
+  MFA_REQUIRED: { status: 401, title: 'Second factor required', message: 'Enter a code from your authenticator app.',
+    description: 'The password (or the identity provider\'s sign-in) was right and the account has a second factor. The body carries `challenge` and `expiresAt` (5 minutes): send POST /v1/sessions with `{"challenge", "code"}`, the code from the person\'s authenticator app or one of their recovery codes.',
+    retryable: false },
+  INVALID_MFA_CODE: { status: 401, title: 'Invalid code', message: 'The code is not valid.',
+    description: 'A log-in\'s second step was refused: the code is wrong, already used, or not of the current time; or the challenge is unknown, used, older than 5 minutes, or voided by five wrong codes. The answer never says which. Ask for a fresh code; when the challenge is gone, log in again. Failures count in the log-in limits.',
+    retryable: false },
+  MFA_ALREADY_ENABLED: { status: 409, title: 'Second factor already on', message: 'The account already has a second factor.',
+    description: 'The account\'s authenticator is active: it cannot be enrolled or activated again. To change it, remove it (DELETE /v1/users/{id}/totp with the password and a code), then enrol anew.',
+    retryable: false },
+  TOTP_NOT_FOUND: { status: 404, title: 'No authenticator', message: 'The account has no authenticator to do this with.',
+    description: 'PUT /v1/users/{id}/totp without an enrolment waiting for its first code (POST /v1/users/{id}/totp first), or DELETE /v1/users/{id}/totp when the account has no active authenticator.',
+    retryable: false },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', message: 'The service is temporarily unavailable. Try again later.',
     description: 'The database cannot be reached (or has no primary for a moment, or could not confirm a commit on its standby), or the server is shutting down, or an identity provider a sign-in needs is down, slow or answering garbage. Nothing was acknowledged: retry after the number of seconds in `Retry-After` (another instance may answer sooner). A write cut off during its commit may still have been made; retry an order with the same `Idempotency-Key` to be sure of one order.',
     retryable: true }
@@ -153,6 +165,8 @@ export interface ApiErrorOptions {
   errors?: FieldError[]
   headers?: Record<string, string>
   cause?: unknown
+  /** Members of the error body beyond the standard ones, for the codes that document them (MFA_REQUIRED's challenge). */
+  details?: Record<string, unknown>
 }
 
 export class ApiError extends Error {
@@ -160,6 +174,7 @@ export class ApiError extends Error {
   readonly statusCode: number
   readonly errors: FieldError[] | undefined
   readonly headers: Record<string, string>
+  readonly details: Record<string, unknown> | undefined
 
   constructor (code: ErrorCode, options: ApiErrorOptions = {}) {
     super(options.message ?? catalogue[code].message, { cause: options.cause })
@@ -168,6 +183,7 @@ export class ApiError extends Error {
     this.statusCode = catalogue[code].status
     this.errors = options.errors
     this.headers = options.headers ?? {}
+    this.details = options.details
   }
 }
 

@@ -41,7 +41,8 @@ export function sendProblem (request: FastifyRequest, reply: FastifyReply, error
     code: error.code,
     message: error.message,
     requestId: request.id,
-    ...(error.errors !== undefined ? { errors: error.errors } : {})
+    ...(error.errors !== undefined ? { errors: error.errors } : {}),
+    ...error.details
   }
   return reply
     .code(entry.status)

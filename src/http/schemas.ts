@@ -146,7 +146,12 @@ const ALWAYS: ErrorCode[] = ['TOO_MANY_REQUESTS', 'INTERNAL_SERVER_ERROR', 'SERV
 /** The body schema of one error status: the named problem, narrowed to the codes listed. */
 function errorSchema (codes: ErrorCode[]): Record<string, unknown> {
   if (codes.length === 1 && codes[0] === 'VALIDATION_ERROR') return { $ref: 'ValidationProblem' }
-  return { allOf: [{ $ref: 'Problem' }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] }
+  const properties: Record<string, unknown> = { code: { type: 'string', enum: codes } }
+  if (codes.includes('MFA_REQUIRED')) {
+    properties.challenge = { type: 'string', description: 'Only with MFA_REQUIRED: send it back with a code to POST /v1/sessions.' }
+    properties.expiresAt = { type: 'string', format: 'date-time', description: 'Only with MFA_REQUIRED: when the challenge expires (5 minutes).' }
+  }
+  return { allOf: [{ $ref: 'Problem' }, { type: 'object', properties }] }
 }
 
 function describeCodes (codes: ErrorCode[]): string {

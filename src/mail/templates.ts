@@ -8,6 +8,8 @@ export type MailContent =
   // A notice to the old address once a change of address took effect.
   | { kind: 'email-changed', name: string, oldEmail: string, newEmail: string }
   | { kind: 'password-changed', name: string, how: 'reset' | 'change' }
+  // The second factor was removed, or a recovery code was used in its place.
+  | { kind: 'mfa-changed', name: string, what: 'disabled' | 'recovery-code-used', remaining: number }
 
 export interface RenderedMail { subject: string, text: string, html: string }
 
@@ -106,6 +108,24 @@ function describe (content: MailContent, site: string): { subject: string, block
           p`${NOT_YOU}`
         ]
       }
+    case 'mfa-changed':
+      return content.what === 'disabled'
+        ? {
+            subject: 'Your second factor was turned off',
+            blocks: [
+              greeting,
+              p`The authenticator app of your account at ${site} was removed: a log-in now needs only the password.`,
+              p`${NOT_YOU}`
+            ]
+          }
+        : {
+            subject: 'A recovery code was used',
+            blocks: [
+              greeting,
+              p`One of the recovery codes of your account at ${site} was used to log in. ${plural(content.remaining, 'code')} left.`,
+              p`${NOT_YOU}`
+            ]
+          }
   }
 }
 

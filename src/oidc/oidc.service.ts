@@ -10,6 +10,7 @@ import { emailKey, WHATWG_EMAIL } from '../http/email.js'
 import { ApiError, serviceUnavailable, validationError } from '../http/errors.js'
 import { queueAccountMail } from '../accounts/account.service.js'
 import { startSession } from '../sessions/session.service.js'
+import { challengeIfNeeded, mfaRequired } from '../mfa/mfa.service.js'
 import { NO_PASSWORD } from '../users/password.js'
 import { findUserByEmail, findUserById, insertUser } from '../users/user.repository.js'
 import { toUserAccount } from '../users/user.representation.js'
@@ -114,8 +115,11 @@ export async function finishSignIn (db: Db, config: Config, providers: IdentityP
   const attempt = async () => await write(db, async (trx) => {
     if (!await spendFlow(trx, flow.id)) throw new ApiError('INVALID_TOKEN', { message: 'This sign-in is unknown, already finished or expired. Begin it again.' })
     const user = await accountFor(trx, config, provider, claims)
-    if (config.requireEmailVerification && Number(user.email_verified) === 0) return { user, session: undefined }
-    return { user, session: await startSession(trx, config, user.id) }
+    if (config.requireEmailVerification && Number(user.email_verified) === 0) return { user, session: undefined, challenge: undefined }
+    // An account with a second factor asks for it after a provider's sign-in too.
+    const challenge = await challengeIfNeeded(trx, user.id)
+    if (challenge !== undefined) return { user, session: undefined, challenge }
+    return { user, session: await startSession(trx, config, user.id), challenge: undefined }
   })
   let result: Awaited<ReturnType<typeof attempt>>
   try {
@@ -128,6 +132,7 @@ export async function finishSignIn (db: Db, config: Config, providers: IdentityP
     log.info({ provider: provider.id }, 'sign-in met a simultaneous one; trying once more')
     result = await attempt()
   }
+  if (result.challenge !== undefined) throw mfaRequired(result.challenge)
   if (result.session === undefined) throw new ApiError('EMAIL_NOT_VERIFIED')
   return { user: result.user, ...result.session }
 }

@@ -2,7 +2,8 @@ import { FieldErrorSchema, Problem, ValidationProblem } from '../http/schemas.js
 import { Order, OrderCreateBody, OrderPatchBody } from '../orders/order.schemas.js'
 import { Author, Post, PostCreateBody, PostPatchBody, PostReplaceBody, PostViews } from '../posts/post.schemas.js'
 import { Product, ProductCreateBody, ProductPatchBody } from '../products/product.schemas.js'
-import { CurrentSession, LoginBody, PasswordLoginBody, ProviderLoginBody, Session, SessionUser } from '../sessions/session.schemas.js'
+import { ChallengeLoginBody, CurrentSession, LoginBody, PasswordLoginBody, ProviderLoginBody, Session, SessionUser } from '../sessions/session.schemas.js'
+import { TotpActivation, TotpActivationBody, TotpEnrolment, TotpRemovalBody } from '../mfa/mfa.schemas.js'
 import { Identity, OidcAuthorization, OidcAuthorizationBody } from '../oidc/oidc.schemas.js'
 import { PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
 import { EmailVerificationBody, MailRequestBody, PasswordResetBody } from '../accounts/account.schemas.js'
@@ -20,7 +21,8 @@ export const componentSchemas = [
   FieldErrorSchema, Problem, ValidationProblem,
   UserPublic, UserPrivate, UserAccount, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
   MailRequestBody, EmailVerificationBody, PasswordResetBody,
-  PasswordLoginBody, ProviderLoginBody, LoginBody, SessionUser, Session, CurrentSession,
+  PasswordLoginBody, ProviderLoginBody, ChallengeLoginBody, LoginBody,
+  TotpEnrolment, TotpActivationBody, TotpActivation, TotpRemovalBody, SessionUser, Session, CurrentSession,
   OidcAuthorizationBody, OidcAuthorization, Identity,
   Author, Post, PostCreateBody, PostReplaceBody, PostPatchBody, PostViews,
   Product, ProductCreateBody, ProductPatchBody,

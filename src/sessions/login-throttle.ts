@@ -94,6 +94,12 @@ export interface LoginAttempt {
    * transaction that acts on the log-in, so both happen or neither does.
    */
   succeeded: (trx: Executor) => Promise<void>
+  /**
+   * The password was right but the log-in is not finished (a second factor is asked for): this
+   * attempt is taken back, and nothing else; the failures so far stay, and the address does not
+   * become known until the code is right too.
+   */
+  forgive: (trx: Executor) => Promise<void>
   /** The RateLimit header fields for the answer, counting this attempt when it failed. */
   headers: (failed: boolean) => Record<string, string>
 }
@@ -136,6 +142,9 @@ export async function beginLoginAttempt (db: Db, keys: ThrottleKeys, limits: Thr
     succeeded: async (trx) => {
       await trx.deleteFrom('login_failures').where('email', '=', keys.email).where('client', '=', keys.client).execute()
       if (keys.userId !== undefined) await rememberClient(trx, keys.userId, keys.client, at, now)
+    },
+    forgive: async (trx) => {
+      await trx.deleteFrom('login_failures').where('id', '=', own.id).execute()
     },
     headers: (failed) => rateLimitHeaders(failed ? states.map((s) => ({ ...s, count: s.count + 1 })) : states, WINDOW_SECONDS)
   }

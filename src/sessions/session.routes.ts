@@ -10,6 +10,7 @@ import { deleteSession } from './session.repository.js'
 import { CurrentSession, LoginBody, Session } from './session.schemas.js'
 import { currentSessionRepresentation, logIn, sessionRepresentation } from './session.service.js'
 import { finishSignIn } from '../oidc/oidc.service.js'
+import { completeChallenge } from '../mfa/mfa.service.js'
 import { prepareDummyHash } from '../users/password.js'
 import { findUserById } from '../users/user.repository.js'
 
@@ -23,16 +24,20 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['sessions'],
       operationId: 'createSession',
       summary: 'Log in',
-      description: 'Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider\'s sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again.',
+      description: 'Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider\'s sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again. For an account with a second factor, a right password (or provider sign-in) is 401 MFA_REQUIRED with a `challenge`: send `{challenge, code}` within 5 minutes; every refusal of that code is 401 INVALID_MFA_CODE.',
       security: [],
       body: ref(LoginBody),
       response: {
         201: success(Session, { description: 'Logged in. The session is then addressed as /v1/sessions/current by whoever holds the token.', headers: LOCATION_HEADER }),
-        ...errorResponses(...BODY_ERRORS, 'INVALID_TOKEN', 'INVALID_CREDENTIALS', 'EMAIL_NOT_VERIFIED', 'DUPLICATE_EMAIL', 'TOO_MANY_REQUESTS')
+        ...errorResponses(...BODY_ERRORS, 'INVALID_TOKEN', 'INVALID_CREDENTIALS', 'MFA_REQUIRED', 'INVALID_MFA_CODE', 'EMAIL_NOT_VERIFIED', 'DUPLICATE_EMAIL', 'TOO_MANY_REQUESTS')
       }
     }
   }, async (request, reply) => {
     const body = request.body
+    if ('challenge' in body) {
+      const { user, token, expiresAt, headers } = await completeChallenge(app.db, app.config, app.secretBox, body, request.ip)
+      return await reply.code(201).headers(headers).header('location', '/v1/sessions/current').send(sessionRepresentation(token, expiresAt, user))
+    }
     if ('provider' in body) {
       const { user, token, expiresAt } = await finishSignIn(app.db, app.config, app.identityProviders, request.log, body)
       return await reply.code(201).header('location', '/v1/sessions/current').send(sessionRepresentation(token, expiresAt, user))
@@ -82,4 +87,4 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   })
 }
 
-export const sessionRoutes = fp(routes, { name: 'sessions', dependencies: [...FEATURE_PREREQUISITES, 'identity-providers'], encapsulate: true })
+export const sessionRoutes = fp(routes, { name: 'sessions', dependencies: [...FEATURE_PREREQUISITES, 'identity-providers', 'secret-box'], encapsulate: true })

@@ -23,8 +23,16 @@ export const ProviderLoginBody = named('ProviderLoginRequest', Type.Object({
   state: Text({ maxLength: 256, description: 'The `state` the provider sent the person back with: it names the sign-in begun with POST /v1/oidc-authorizations.' })
 }, { additionalProperties: false, description: 'A sign-in with an identity provider: what it sent the person back to your page with.', examples: [{ provider: 'gitlab', code: 'SplxlOBeZQQYbYS6WxSbIA', state: 'af0ifjsldkj3YlvHx7yHVzNK7ro0fErR3o0pPn4kZ4o' }] }))
 
-export const LoginBody = named('LoginRequest', Type.Union([ref(PasswordLoginBody), ref(ProviderLoginBody)], {
-  description: 'Credentials for a log-in: an e-mail address and password, or what an identity provider sent the person back with. A body is checked as the form whose members it has.'
+/** A code as a person types it: six digits from the app, or a recovery code (spaces and dashes allowed). */
+export const MfaCode = Text({ maxLength: 32, description: 'The six-digit code the authenticator app shows now, or one of the recovery codes.', examples: ['492039'] })
+
+export const ChallengeLoginBody = named('ChallengeLoginRequest', Type.Object({
+  challenge: Text({ maxLength: 256, description: 'The `challenge` of the MFA_REQUIRED answer to the log-in.' }),
+  code: MfaCode
+}, { additionalProperties: false, description: 'The second step of a log-in to an account with a second factor.', examples: [{ challenge: 'mQ2m1d3rX6yJpVw8nT4uLhE7cA5sGfR2kPzMq3Zb0o9', code: '492039' }] }))
+
+export const LoginBody = named('LoginRequest', Type.Union([ref(PasswordLoginBody), ref(ProviderLoginBody), ref(ChallengeLoginBody)], {
+  description: 'Credentials for a log-in: an e-mail address and password, what an identity provider sent the person back with, or the second step of a log-in with a second factor (the challenge and a code). A body is checked as the form whose members it has.'
 }))
 
 export const SessionUser = named('SessionUser', Type.Object({

@@ -10,6 +10,8 @@ import { hasPassword, verifyAgainstDummy, verifyPassword } from '../users/passwo
 import { beginLoginAttempt } from './login-throttle.js'
 import { deleteExpiredSessions, insertSession } from './session.repository.js'
 import { newToken } from '../auth/token.js'
+import { challengeIfNeeded, mfaRequired } from '../mfa/mfa.service.js'
+import { findActiveFactor } from '../mfa/mfa.repository.js'
 
 function invalidCredentials (headers: Record<string, string>): ApiError {
   return new ApiError('INVALID_CREDENTIALS', { headers })
@@ -21,6 +23,8 @@ export interface VerifiedCredentials {
   headers: Record<string, string>
   /** Takes the attempt off the failure count; call it in the transaction that acts on the log-in. */
   succeeded: (trx: Executor) => Promise<void>
+  /** Takes back only this attempt: the password was right, but a second factor is still asked for. */
+  forgive: (trx: Executor) => Promise<void>
 }
 
 /**
@@ -36,7 +40,7 @@ export async function verifyCredentials (db: Db, config: Config, email: string, 
   // An account without a password (made by a provider) takes the time of a wrong one.
   const ok = user === undefined || !hasPassword(user.password_hash) ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
   if (user === undefined || !ok) throw invalidCredentials(attempt.headers(true))
-  return { user, headers: attempt.headers(false), succeeded: attempt.succeeded }
+  return { user, headers: attempt.headers(false), succeeded: attempt.succeeded, forgive: attempt.forgive }
 }
 
 /**
@@ -71,18 +75,27 @@ export function sessionRepresentation (token: string, expiresAt: Date | string, 
 }
 
 export async function logIn (db: Db, config: Config, email: string, password: string, client: string) {
-  const { user, headers, succeeded } = await verifyCredentials(db, config, email, password, client)
+  const { user, headers, succeeded, forgive } = await verifyCredentials(db, config, email, password, client)
   if (config.requireEmailVerification && Number(user.email_verified) === 0) {
-    // The password was right (its failures are cleared), but no session until the address is proved.
-    await write(db, async (trx) => { await succeeded(trx) })
+    // The password was right, but no session until the address is proved. Its failures are
+    // cleared, unless a second factor is on: then only its code may clear them.
+    const factor = await findActiveFactor(db, user.id)
+    await write(db, async (trx) => { await (factor === undefined ? succeeded(trx) : forgive(trx)) })
     throw new ApiError('EMAIL_NOT_VERIFIED', { headers })
   }
-  // One transaction (one commit) for everything a successful log-in writes.
-  const { token, expiresAt } = await write(db, async (trx) => {
+  // One transaction (one commit) for everything a successful log-in writes: the session, or,
+  // for an account with a second factor, the challenge its code answers.
+  const done = await write(db, async (trx) => {
+    const challenge = await challengeIfNeeded(trx, user.id)
+    if (challenge !== undefined) {
+      await forgive(trx)
+      return { challenge }
+    }
     await succeeded(trx)
-    return await startSession(trx, config, user.id)
+    return { session: await startSession(trx, config, user.id) }
   })
-  return { session: sessionRepresentation(token, expiresAt, user), headers }
+  if (done.session === undefined) throw mfaRequired(done.challenge, headers)
+  return { session: sessionRepresentation(done.session.token, done.session.expiresAt, user), headers }
 }
 
 /**

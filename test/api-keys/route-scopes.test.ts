@@ -4,16 +4,18 @@ import { SCOPES } from '../../src/auth/scopes.js'
 import { assertError, buildTestApp, createAdmin, type TestApp, type TestUser } from '../helper.js'
 
 // Every operation says what it needs in its own `security`, and authentication reads it from
-// there: walking the OpenAPI document, a write is public only if it is one of the three that
-// must be (sign-up, log-in, a view), an operation a key may not call is one of the account's,
+// there: walking the OpenAPI document, a write is public only if it is one of those that
+// must be (sign-up, log-in and beginning a provider's sign-in, a view, the mailed links), an operation a key may not call is one of the account's,
 // and every operation that names a scope refuses a key without it (403 naming that scope),
 // before anything else, whatever the path and body.
 
-const PUBLIC_WRITES = ['POST /v1/email-verification-tokens', 'POST /v1/email-verifications', 'POST /v1/password-reset-tokens', 'POST /v1/password-resets', 'POST /v1/users', 'POST /v1/sessions', 'POST /v1/posts/{id}/views']
+const PUBLIC_WRITES = ['POST /v1/email-verification-tokens', 'POST /v1/email-verifications', 'POST /v1/password-reset-tokens', 'POST /v1/password-resets', 'POST /v1/users', 'POST /v1/sessions', 'POST /v1/oidc-authorizations', 'POST /v1/posts/{id}/views']
 const SESSION_ONLY = [
   'PUT /v1/users/{id}', 'DELETE /v1/users/{id}', 'PUT /v1/users/{id}/password',
   'GET /v1/sessions/current', 'DELETE /v1/sessions/current',
-  'POST /v1/api-keys', 'GET /v1/api-keys', 'GET /v1/api-keys/{id}', 'DELETE /v1/api-keys/{id}'
+  'POST /v1/api-keys', 'GET /v1/api-keys', 'GET /v1/api-keys/{id}', 'DELETE /v1/api-keys/{id}',
+  'GET /v1/users/{id}/identities', 'DELETE /v1/users/{id}/identities/{provider}',
+  'POST /v1/users/{id}/totp', 'PUT /v1/users/{id}/totp', 'DELETE /v1/users/{id}/totp'
 ]
 
 interface Operation { key: string, method: string, path: string, security: Array<Record<string, string[]>> | undefined }

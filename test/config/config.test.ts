@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       port: 3000,
       host: '127.0.0.1',
       databaseUrl: 'file:./data/app.db',
+      secretKey: undefined,
       adminEmail: undefined,
       adminPassword: undefined,
       sessionTtlSeconds: 86400,
@@ -113,6 +114,24 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({ BACKUP_URL: 'file:backups' }).backup?.target, { kind: 'file', dir: join(process.cwd(), 'backups') })
     assert.deepEqual(loadConfig({ BACKUP_URL: 's3://my-bucket/api/db/', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '600', BACKUP_RETENTION_SECONDS: '604800' }).backup,
       { target: { kind: 's3', bucket: 'my-bucket', path: 'api/db' }, snapshotIntervalSeconds: 600, retentionSeconds: 604800 })
+  })
+
+  test('SECRET_KEY: 32 bytes as 64 hexadecimal characters; a bad one is named, never repeated', () => {
+    const hex = '00112233445566778899aabbccddeeff' + 'FFEEDDCCBBAA99887766554433221100'
+    assert.deepEqual(loadConfig({ SECRET_KEY: hex }).secretKey, Buffer.from(hex, 'hex'))
+    assert.equal(loadConfig({ SECRET_KEY: hex }).secretKey?.length, 32)
+    assert.deepEqual(loadConfig({ SECRET_KEY: `${hex}\n` }).secretKey, Buffer.from(hex, 'hex'))
+    assert.equal(loadConfig({ SECRET_KEY: '' }).secretKey, undefined)
+    for (const value of [hex.slice(0, 62), `${hex}00`, `${hex.slice(0, 63)}g`, Buffer.from(hex, 'hex').toString('base64'), `0x${hex.slice(2)}`, 'topsecret']) {
+      assert.throws(() => loadConfig({ SECRET_KEY: value }), (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.equal(error.variable, 'SECRET_KEY')
+        assert.ok(error.message.startsWith('SECRET_KEY: '))
+        assert.ok(!error.message.includes(value) && !error.message.includes('topsecret'), error.message)
+        assert.doesNotMatch(error.message, /\n/)
+        return true
+      }, value)
+    }
   })
 
   test('reads every variable', () => {

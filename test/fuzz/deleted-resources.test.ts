@@ -17,7 +17,10 @@ const fuzz = await startFuzzApp()
 after(fuzz.close)
 const world = await World.create(fuzz)
 
-const deletes = fuzz.operations.filter((op) => op.method === 'DELETE' && op.responses['204'] !== undefined)
+// Turning the second factor off is not deleting a resource: afterwards a new enrolment is
+// welcome (201) and the others answer TOTP_NOT_FOUND, as test/mfa/totp.test.ts asserts.
+const SETTINGS = new Set(['DELETE /v1/users/{id}/totp'])
+const deletes = fuzz.operations.filter((op) => op.method === 'DELETE' && op.responses['204'] !== undefined && !SETTINGS.has(op.key))
 const familyOf = (del: Operation) => fuzz.operations.filter((op) => op.path === del.path || op.path.startsWith(`${del.path}/`))
 
 interface Made {

@@ -27,8 +27,8 @@ interface Rule {
 }
 
 // Posts: only the author writes (admins included in the refusal). Users: only the user changes
-// or deletes the account, its password, its identity providers, or lists its orders (the admin
-// may list them).
+// or deletes the account, its password, its identity providers, its second factor, or lists its
+// orders (the admin may list them).
 // Orders: only the owner or an admin; someone else's order is 404 ORDER_NOT_FOUND, as if it did
 // not exist (a 403 would tell that the id exists, and ids are sequential).
 const RULES: Record<string, Rule> = {
@@ -40,6 +40,9 @@ const RULES: Record<string, Rule> = {
   'PUT /v1/users/{id}/password': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'GET /v1/users/{id}/identities': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'DELETE /v1/users/{id}/identities/{provider}': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
+  'POST /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
+  'PUT /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
+  'DELETE /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'GET /v1/users/{id}/orders': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: true },
   'GET /v1/orders/{id}': { kind: 'orderId', refusal: { status: 404, code: 'ORDER_NOT_FOUND' }, adminAllowed: true },
   'PATCH /v1/orders/{id}': { kind: 'orderId', refusal: { status: 404, code: 'ORDER_NOT_FOUND' }, adminAllowed: true }

@@ -27,8 +27,9 @@ const SLOW = new Set(['POST /v1/users', 'POST /v1/sessions', 'PUT /v1/users/{id}
 // A mailed token is known only to whoever reads the mail, and this world reads none: these
 // operations are held to documented refusals here (INVALID_TOKEN), and their success paths are
 // tested from captured mail (test/accounts/).
-// Likewise an identity exists only after a person signed in at the provider (test/oidc/).
-const NEEDS_A_MAILED_TOKEN = new Set(['POST /v1/email-verifications', 'POST /v1/password-resets', 'DELETE /v1/users/{id}/identities/{provider}'])
+// Likewise an identity exists only after a person signed in at the provider (test/oidc/), and a
+// second factor is turned on and off only with a code from its app (test/mfa/).
+const NEEDS_A_MAILED_TOKEN = new Set(['POST /v1/email-verifications', 'POST /v1/password-resets', 'DELETE /v1/users/{id}/identities/{provider}', 'PUT /v1/users/{id}/totp', 'DELETE /v1/users/{id}/totp'])
 
 test('valid requests to every operation are accepted', async (t) => {
   await fuzz.counted(t, async () => {

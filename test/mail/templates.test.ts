@@ -23,12 +23,14 @@ const contents = (v: Values): MailContent[] => [
   { kind: 'reset-password', name: v.name, link: v.link, minutes: 30 },
   { kind: 'email-changed', name: v.name, oldEmail: v.oldEmail, newEmail: v.newEmail },
   { kind: 'password-changed', name: v.name, how: 'reset' },
-  { kind: 'password-changed', name: v.name, how: 'change' }
+  { kind: 'password-changed', name: v.name, how: 'change' },
+  { kind: 'mfa-changed', name: v.name, what: 'disabled', remaining: 0 },
+  { kind: 'mfa-changed', name: v.name, what: 'recovery-code-used', remaining: 9 }
 ]
 
 const label = (c: MailContent) => c.kind === 'verify-email'
   ? `${c.kind} (${c.newAddress ? 'new address' : 'account'})`
-  : c.kind === 'password-changed' ? `${c.kind} (${c.how})` : c.kind
+  : c.kind === 'password-changed' ? `${c.kind} (${c.how})` : c.kind === 'mfa-changed' ? `${c.kind} (${c.what})` : c.kind
 
 const plain: Values = { name: 'Ann', link: LINK, oldEmail: 'ann@example.com', newEmail: 'ann@example.org' }
 const hasLink = (c: MailContent): c is Extract<MailContent, { link: string }> => 'link' in c
@@ -76,7 +78,9 @@ describe('renderMail', () => {
       'Reset your password',
       'Your e-mail address was changed',
       'Your password was changed',
-      'Your password was changed'
+      'Your password was changed',
+      'Your second factor was turned off',
+      'A recovery code was used'
     ])
   })
 

@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
 import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
 import { startTestProvider } from './oidc-provider.js'
+import { base32Decode, totp } from '../mfa/rfc6238.js'
 
 // Sign-in with an identity provider, end to end against a real OpenID provider on loopback:
 // the service begins the flow, the provider's own log-in and consent pages are driven over
@@ -21,7 +22,7 @@ const OIDC_PROVIDERS = JSON.stringify([
   { id: 'other', issuer: provider.issuer, ...other },
   { id: 'gone', issuer: gone.issuer, ...local }
 ])
-const { app, close } = await buildTestApp({ OIDC_PROVIDERS, OIDC_TIMEOUT_SECONDS: '1' })
+const { app, close } = await buildTestApp({ OIDC_PROVIDERS, OIDC_TIMEOUT_SECONDS: '1', SECRET_KEY: '0f'.repeat(32) })
 after(async () => { await close(); await provider.close() })
 
 let subjects = 0
@@ -292,6 +293,21 @@ describe('sign-in with an identity provider', { timeout: 120_000 }, () => {
     const answers = await Promise.all([finish(sent), finish(sent), finish(sent)])
     assert.deepEqual(answers.map((res) => res.statusCode).sort(), [201, 400, 400])
     for (const res of answers.filter((r) => r.statusCode === 400)) assertError(res, 400, 'INVALID_TOKEN')
+  })
+
+  test('an account with a second factor is asked for it after a provider\'s sign-in too', async () => {
+    const sub = person()
+    const first = await signIn(sub)
+    const auth = { authorization: `Bearer ${first.token}` }
+    const enrolled = await app.inject({ method: 'POST', url: `/v1/users/${first.user.id}/totp`, headers: auth })
+    const secret = base32Decode(enrolled.json().secret)
+    const step = Math.floor(Date.now() / 1000 / 30)
+    assert.equal((await app.inject({ method: 'PUT', url: `/v1/users/${first.user.id}/totp`, headers: auth, payload: { code: totp(secret, { time: step * 30 }) } })).statusCode, 200)
+    const asked = await finish(await callback(sub))
+    assertError(asked, 401, 'MFA_REQUIRED')
+    const answered = await finish({ challenge: asked.json().challenge, code: totp(secret, { time: (step + 1) * 30 }) })
+    assert.equal(answered.statusCode, 201, answered.body)
+    assert.equal(answered.json().user.id, first.user.id)
   })
 
   test('a provider that gives no address cannot make an account', async () => {

@@ -45,6 +45,10 @@ const DOCUMENTED_TABLE: Record<string, number> = {
   SERVICE_UNAVAILABLE: 503,
   IDENTITY_NOT_FOUND: 404,
   LAST_SIGN_IN_METHOD: 409,
+  MFA_REQUIRED: 401,
+  INVALID_MFA_CODE: 401,
+  MFA_ALREADY_ENABLED: 409,
+  TOTP_NOT_FOUND: 404,
   // The HTTP layer's own answers, before a request reaches the app (test/http/client-errors.test.ts).
   MALFORMED_REQUEST: 400,
   REQUEST_TIMEOUT: 408,

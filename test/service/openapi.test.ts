@@ -122,7 +122,10 @@ describe('OpenAPI document', () => {
       'DELETE /v1/api-keys/{id}': 'revokeApiKey',
       'POST /v1/oidc-authorizations': 'createOidcAuthorization',
       'GET /v1/users/{id}/identities': 'listIdentities',
-      'DELETE /v1/users/{id}/identities/{provider}': 'deleteIdentity'
+      'DELETE /v1/users/{id}/identities/{provider}': 'deleteIdentity',
+      'POST /v1/users/{id}/totp': 'enrolTotp',
+      'PUT /v1/users/{id}/totp': 'activateTotp',
+      'DELETE /v1/users/{id}/totp': 'deleteTotp'
     })
   })
 
