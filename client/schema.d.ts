@@ -7033,7 +7033,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The linked providers. */
+            /** @description The linked providers (at most one per configured provider, and at most 20 providers are configured). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

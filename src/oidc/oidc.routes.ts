@@ -49,7 +49,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'The identity providers the account signs in with, oldest link first (at most one per provider, so never paged).',
       security: requires('session'),
       params: IdParams,
-      response: { 200: success(Type.Array(ref(Identity)), { description: 'The linked providers.' }), ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED') }
+      response: { 200: success(Type.Array(ref(Identity), { maxItems: 20 }), { description: 'The linked providers (at most one per configured provider, and at most 20 providers are configured).' }), ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED') }
     }
   }, async (request) => {
     const id = BigInt(request.params.id)
