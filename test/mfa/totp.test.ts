@@ -16,7 +16,13 @@ const SECRET_KEY = 'a1'.repeat(32)
 const { app, close } = await buildTestApp({ SECRET_KEY })
 after(close)
 
-interface Factor { user: TestUser, secret: Buffer, recoveryCodes: string[] }
+/** A factor, and the 30-second step whose code its activation spent. */
+interface Factor { user: TestUser, secret: Buffer, recoveryCodes: string[], activatedStep: number }
+
+/** The code its activation spent: refused from then on, whatever the time. */
+function spentCode (factor: Factor): string {
+  return totp(factor.secret, { time: factor.activatedStep * 30 })
+}
 
 /** The code of the step `offset` steps from now. */
 function codeAt (secret: Buffer, offset = 0): string {
@@ -35,9 +41,10 @@ async function withFactor (): Promise<Factor> {
   const enrolled = await enrol(user)
   assert.equal(enrolled.statusCode, 201, enrolled.body)
   const secret = base32Decode(enrolled.json().secret)
-  const activated = await activate(user, codeAt(secret))
+  const activatedStep = Math.floor(Date.now() / 1000 / 30)
+  const activated = await activate(user, totp(secret, { time: activatedStep * 30 }))
   assert.equal(activated.statusCode, 200, activated.body)
-  return { user, secret, recoveryCodes: activated.json().recoveryCodes }
+  return { user, secret, recoveryCodes: activated.json().recoveryCodes, activatedStep }
 }
 
 async function challengeOf (user: TestUser): Promise<string> {
@@ -107,17 +114,20 @@ describe('a second factor (TOTP)', { timeout: 120_000 }, () => {
   })
 
   test('a code is accepted once, and only in its step or one either side', async () => {
-    const { user, secret } = await withFactor()
-    // This step's code was spent by the activation; the one before is older still.
-    assertError(await answer(await challengeOf(user), codeAt(secret)), 401, 'INVALID_MFA_CODE')
+    const factor = await withFactor()
+    const { user, secret } = factor
+    // The activation's code is spent; the one of the step before now is not newer than it.
+    assertError(await answer(await challengeOf(user), spentCode(factor)), 401, 'INVALID_MFA_CODE')
     assertError(await answer(await challengeOf(user), codeAt(secret, -1)), 401, 'INVALID_MFA_CODE')
     // Too far ahead, or behind.
     assertError(await answer(await challengeOf(user), codeAt(secret, 3)), 401, 'INVALID_MFA_CODE')
     assertError(await answer(await challengeOf(user), codeAt(secret, -3)), 401, 'INVALID_MFA_CODE')
     const challenge = await challengeOf(user)
-    assert.equal((await answer(challenge, codeAt(secret, 1))).statusCode, 201)
+    // Kept, not computed again: past a step boundary a new computation would be a fresh code.
+    const code = codeAt(secret, 1)
+    assert.equal((await answer(challenge, code)).statusCode, 201)
     // The same code again, with a new challenge: refused.
-    assertError(await answer(await challengeOf(user), codeAt(secret, 1)), 401, 'INVALID_MFA_CODE')
+    assertError(await answer(await challengeOf(user), code), 401, 'INVALID_MFA_CODE')
     // The same challenge again: refused.
     assertError(await answer(challenge, codeAt(secret, 1)), 401, 'INVALID_MFA_CODE')
   })
@@ -157,15 +167,17 @@ describe('a second factor (TOTP)', { timeout: 120_000 }, () => {
     const challenge = await challengeOf(user)
     const answers = await Promise.all([answer(challenge, codeAt(secret, 1)), answer(challenge, recoveryCodes[0]), answer(challenge, codeAt(secret, 1))])
     assert.deepEqual(answers.map((res) => res.statusCode).sort(), [201, 401, 401])
+    for (const res of answers.filter((r) => r.statusCode !== 201)) assertError(res, 401, 'INVALID_MFA_CODE')
   })
 
   test('removal needs the password and a code; the sessions stay, a notice is mailed, log-in asks nothing more', async () => {
-    const { user, secret, recoveryCodes } = await withFactor()
+    const factor = await withFactor()
+    const { user, secret, recoveryCodes } = factor
     assertError(await remove(user, { password: 'wrong password', code: codeAt(secret, 1) }), 400, 'VALIDATION_ERROR', ['password'])
     assertError(await remove(user, { password: user.password, code: '000000' }), 400, 'VALIDATION_ERROR', ['code'])
     assertError(await remove(user, { password: 'wrong password', code: 'nope' }), 400, 'VALIDATION_ERROR', ['code', 'password'])
     // A used code does not remove it either.
-    assertError(await remove(user, { password: user.password, code: codeAt(secret) }), 400, 'VALIDATION_ERROR', ['code'])
+    assertError(await remove(user, { password: user.password, code: spentCode(factor) }), 400, 'VALIDATION_ERROR', ['code'])
     // A recovery code does.
     const removed = await remove(user, { password: user.password, code: recoveryCodes[3] })
     assert.equal(removed.statusCode, 204, removed.body)
