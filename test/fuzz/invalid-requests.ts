@@ -75,16 +75,17 @@ function targetsOf (op: Operation, body: Schema | undefined): Target[] {
     const breakers = breakersOf(p.schema, p.in, `${op.key} ${p.in} ${p.name}`)
     if (breakers.length > 0) targets.push({ name: p.name, excludes: independent, edit: broken(breakers, (v) => setPart(p.in as 'path' | 'query', p.name, v), p.name) })
   }
-  const notAnObject: Target = {
+  // A body that is no JSON object at all, which no member's edit can be combined with.
+  const notAnObject = (excludes: Target['excludes']): Target => ({
     name: '(body)',
-    excludes: (o) => o.name.startsWith('('),
+    excludes,
     edit: fc.constantFrom<unknown>([], ['a'], 'text', 42, true, null).map((value) => ({ edit: (r: GeneratedRequest) => ({ ...r, body: value }), field: 'body', rule: `body: ${JSON.stringify(value)}` }))
-  }
+  })
   // A body of several forms (a log-in by password or by a provider's code) is judged as the form
   // whose members it has; its members' failures are tested form by form in the feature's own
   // tests (test/sessions/, test/oidc/). Here: a body that is no object at all.
   if (bodySchema !== undefined && Array.isArray(bodySchema.anyOf) && bodySchema.anyOf.every((form: Schema) => form.type === 'object')) {
-    targets.push(notAnObject)
+    targets.push(notAnObject((o) => o.name.startsWith('(')))
     return targets
   }
   if (bodySchema === undefined || bodySchema.type !== 'object') return targets
@@ -116,11 +117,7 @@ function targetsOf (op: Operation, body: Schema | undefined): Target[] {
       edit: fc.constant({ edit: removeMembers(oneOf), field: 'body', rule: `body: none of ${oneOf.join(', ')}` })
     })
   }
-  targets.push({
-    name: '(body)',
-    excludes: (o) => memberTargets.has(o.name) || o.name.startsWith('('),
-    edit: fc.constantFrom<unknown>([], ['a'], 'text', 42, true, null).map((value) => ({ edit: (r: GeneratedRequest) => ({ ...r, body: value }), field: 'body', rule: `body: ${JSON.stringify(value)}` }))
-  })
+  targets.push(notAnObject((o) => memberTargets.has(o.name) || o.name.startsWith('(')))
   return targets
 }
 
