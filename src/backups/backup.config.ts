@@ -131,12 +131,33 @@ export function backupConfig (env: Env, databaseUrl: string): BackupConfig | und
     throw new BackupConfigError('BACKUP_URL', 'replicates the embedded SQLite database; a PostgreSQL database is backed up by its own tools (see docs/RELIABILITY.md)')
   }
   const target = parseBackupTarget(raw)
+  if (target.kind === 's3') checkEndpoint(env)
   const snapshotIntervalSeconds = seconds(env, 'BACKUP_SNAPSHOT_INTERVAL_SECONDS', 3600, 60, 31_536_000)
   const retentionSeconds = seconds(env, 'BACKUP_RETENTION_SECONDS', 86_400, 60, 31_536_000)
   if (retentionSeconds < snapshotIntervalSeconds) {
     throw new BackupConfigError('BACKUP_RETENTION_SECONDS', `must be at least BACKUP_SNAPSHOT_INTERVAL_SECONDS (${snapshotIntervalSeconds}): a restore starts from a snapshot within the retention`)
   }
   return { target, snapshotIntervalSeconds, retentionSeconds }
+}
+
+/**
+ * An S3-compatible store's endpoint (MinIO, R2, a test server), as the AWS SDKs read it:
+ * AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL. Litestream addresses such a store path-style
+ * (`ENDPOINT/BUCKET/KEY`). Unset: AWS S3 itself, in AWS_REGION.
+ */
+function checkEndpoint (env: Env): void {
+  const name = env.AWS_ENDPOINT_URL_S3 !== undefined && env.AWS_ENDPOINT_URL_S3 !== '' ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL'
+  const raw = env[name]
+  if (raw === undefined || raw === '') return
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new BackupConfigError(name, `must be the store's http(s) URL, like https://s3.example.com or http://127.0.0.1:9000, got "${redactedBackupUrl(raw)}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BackupConfigError(name, `must be an http(s) URL, got "${redactedBackupUrl(raw)}"`)
+  if (url.username !== '' || url.password !== '') throw new BackupConfigError(name, `"${redactedBackupUrl(raw)}" holds credentials (before "@"): give them in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`)
+  if (url.search !== '' || url.hash !== '') throw new BackupConfigError(name, `"${redactedBackupUrl(raw)}": the endpoint takes no query or fragment`)
 }
 
 /**

@@ -18,6 +18,14 @@ import { litestreamConfig, parseLine, type LitestreamLine } from './litestream.j
 // - It is watched, never trusted to stay up: when it exits on its own it is started again
 //   (after 1 s, doubling to 30 s). Replication failing never stops the API: the failure shows
 //   in the log, in `backup_replication_lag_seconds` and in a warning once the lag passes 10 s.
+// - An unreachable replica (a store down, a wrong bucket or credentials) makes Litestream report
+//   an error at every attempt, which it goes on making: the service logs the first as one error
+//   line with the store's reason, a changed reason again, and a line when uploads resume; the
+//   repeats only count in `backup_replication_errors_total` (a store down for an hour would
+//   otherwise write thousands of lines). Commits wait in the local WAL meanwhile.
+// - Litestream retries a failed upload only at the database's next commit: an idle database
+//   whose store came back would stay behind in the replica. So while the replica is failing and
+//   missing commits, Litestream is restarted every 15 s; a start uploads what is missing.
 // - Lag: how long the replica has been missing a commit. A commit changes the WAL file; an
 //   upload is a line of Litestream's log. When the WAL changed after the last upload, the lag
 //   is the time since that upload; otherwise nothing is missing and the lag is 0. (Litestream
@@ -48,12 +56,26 @@ const RESTART_MIN_MS = 1000
 const RESTART_MAX_MS = 30_000
 /** How long a stopping Litestream may take for its final upload before it is killed. */
 const STOP_LIMIT_MS = 30_000
+/** How often a Litestream whose uploads fail is restarted, to try again without waiting for a commit. */
+const RETRY_MS = 15_000
 const SETPRIV = '/usr/bin/setpriv'
 
 /** Litestream's messages that mean data reached the replica. */
 const UPLOADS = new Set(['wal segment written', 'snapshot written'])
 /** Routine messages, logged at debug: an upload a second would flood the service's log. */
 const ROUTINE = new Set(['wal segment written', 'write wal segment', 'write snapshot'])
+
+/**
+ * The store's reason from a Litestream error: its first line, without the request and host ids
+ * that differ at every attempt (`NoSuchBucket: The specified bucket does not exist`, `RequestError:
+ * send request failed caused by: … connect: connection refused`).
+ */
+export function storeReason (error: unknown): string {
+  const text = typeof error === 'string' && error !== '' ? error : 'unknown error'
+  return text.split('\n').map((part) => part.trim()).filter((part) => part !== '' && !/^status code:/.test(part)).slice(0, 2).join(' ')
+    // The request's URL (`Get "http://…/bucket?prefix=…": dial tcp …`) names the object tried.
+    .replace(/\b(?:Get|Put|Post|Delete|Head) "[^"]*": /g, '')
+}
 
 const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true } catch { return false } }
 
@@ -70,6 +92,12 @@ export class Replication {
   #startedAt = Date.now()
   #lastUploadAt: number | undefined
   #warned = false
+  /** The reason of the replica's current failure; undefined while uploads succeed. */
+  #failing: { reason: string, since: number } | undefined
+  /** When Litestream was last started; a failing one is restarted RETRY_MS after it. */
+  #spawnedAt = 0
+  /** Set while Litestream is restarted on purpose (a retry), so that its exit is not an error. */
+  #retrying = false
   readonly #errors: Counter | undefined
 
   constructor (options: ReplicationOptions) {
@@ -119,6 +147,7 @@ export class Replication {
       log.error({ litestreamPid: other, pidFile: this.#pidFile }, 'backup: another Litestream already replicates this database; not starting a second one (two lose backup data): stop the other service first')
       return
     }
+    this.#startedAt = Date.now()
     this.#spawn()
     this.#checkTimer = setInterval(() => { this.#checkLag() }, this.#options.checkMs ?? 1000)
     this.#checkTimer.unref()
@@ -144,7 +173,7 @@ export class Replication {
       ? spawn(SETPRIV, ['--pdeathsig', 'TERM', '--', binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
       : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     this.#child = child
-    this.#startedAt = Date.now()
+    this.#spawnedAt = Date.now()
     if (child.pid !== undefined) writeFileSync(this.#pidFile, `${child.pid}\n`)
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream! }).on('line', (line) => { this.#onLine(line) })
@@ -154,6 +183,13 @@ export class Replication {
         if (this.#child === child) this.#child = undefined
         try { unlinkSync(this.#pidFile) } catch { /* already gone */ }
         if (this.#stopping) {
+          resolve()
+          return
+        }
+        if (this.#retrying) {
+          this.#retrying = false
+          log.debug({ code, signal }, 'backup: Litestream restarted to retry its uploads')
+          this.#spawn()
           resolve()
           return
         }
@@ -183,6 +219,10 @@ export class Replication {
       this.#lastUploadAt = Number.isNaN(at) ? Date.now() : at
       // Running and uploading: a later crash is started again after a second, not the backoff reached.
       this.#restartMs = RESTART_MIN_MS
+      if (this.#failing !== undefined) {
+        log.info({ failedForSeconds: Math.round((Date.now() - this.#failing.since) / 1000) }, 'backup: the replica is written again')
+        this.#failing = undefined
+      }
     }
     const { level, msg } = line
     const rest: Partial<LitestreamLine> = { ...line }
@@ -192,7 +232,13 @@ export class Replication {
       log.info({ litestream: rest }, 'backup: Litestream stopped (its final checkpoint was cut short; the data was uploaded)')
     } else if (level === 'ERROR') {
       this.#errors?.inc()
-      log.warn({ litestream: rest }, `backup: ${msg}`)
+      const reason = storeReason(line.error)
+      if (this.#failing === undefined || this.#failing.reason !== reason) {
+        log.error({ litestream: rest, target: describeTarget(this.#options.backup.target) }, `backup: the replica cannot be written: ${reason} (the API goes on; commits wait in the local WAL and are uploaded once it answers)`)
+        this.#failing = { reason, since: this.#failing?.since ?? Date.now() }
+      } else {
+        log.debug({ litestream: rest }, `backup: ${msg}`)
+      }
     } else if (level === 'WARN') {
       log.warn({ litestream: rest }, `backup: ${msg}`)
     } else if (ROUTINE.has(msg)) {
@@ -210,6 +256,10 @@ export class Replication {
     } else if (lag <= LAG_WARNING_SECONDS && this.#warned) {
       this.#warned = false
       this.#options.log.info({}, 'backup: the replica has caught up')
+    }
+    if (this.#failing !== undefined && lag > 0 && this.running && !this.#retrying && Date.now() - this.#spawnedAt >= RETRY_MS) {
+      this.#retrying = true
+      this.#child!.kill('SIGTERM')
     }
   }
 

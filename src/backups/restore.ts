@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { parseTimestamp } from '../http/timestamps.js'
-import type { BackupConfig } from './backup.config.js'
-import { litestreamConfig } from './litestream.js'
+import { describeTarget, type BackupConfig } from './backup.config.js'
+import { litestreamConfig, parseLine } from './litestream.js'
+import { storeReason } from './replication.js'
 
 // `npm run restore -- --output PATH [--at TIME]`: the database as it was at TIME (default: the
 // newest state in the replica) written to a new file, checked, and only then put at PATH.
@@ -66,18 +67,25 @@ function litestream (binary: string, args: string[]): { ok: boolean, output: str
   return { ok: result.status === 0, output }
 }
 
-/** Litestream's one-line reason from its output (its last `error=` or the last line). */
+/** Litestream's one-line reason from its output (its last error, else its last line). */
 function reason (output: string): string {
-  const errors = [...output.matchAll(/error="?([^"\n]+)"?/g)].map((m) => m[1]!)
+  const errors = output.split('\n').map(parseLine).filter((line) => line?.level === 'ERROR').map((line) => storeReason(line!.error ?? line!.msg))
   return errors.at(-1) ?? output.trim().split('\n').at(-1) ?? 'unknown error'
 }
 
-/** The replica's generations, oldest first (`litestream generations`: times to the second). */
-function generations (binary: string, config: string, databaseFile: string): Generation[] {
+/**
+ * The replica's generations, oldest first (`litestream generations`: times to the second). A
+ * replica it cannot list (no such bucket, refused credentials, the store down) Litestream
+ * reports in an error line and an empty table, exiting 0: that is a failure here, not "nothing
+ * yet".
+ */
+function generations (binary: string, config: string, databaseFile: string, where: string): Generation[] {
   const { ok, output } = litestream(binary, ['generations', '-config', config, databaseFile])
-  if (!ok) throw new RestoreError(`cannot read the backup: ${reason(output)}`)
+  const failed = output.split('\n').map(parseLine).some((line) => line?.level === 'ERROR')
+  if (!ok || failed) throw new RestoreError(`cannot read the backup at ${where}: ${reason(output)}`)
   const found: Generation[] = []
   for (const line of output.split('\n').slice(1)) {
+    if (line.startsWith('{')) continue
     const [, name, , start, end] = line.trim().split(/\s+/)
     if (name === undefined || start === undefined || end === undefined) continue
     found.push({ name, start: new Date(start), end: new Date(end) })
@@ -104,8 +112,9 @@ export function restore (request: RestoreRequest): RestoreResult {
     const named = join(work, 'app.db')
     writeFileSync(named, '')
     writeFileSync(config, litestreamConfig(named, request.backup))
-    const found = generations(request.binary, config, named)
-    if (found.length === 0) throw new RestoreError('the backup holds nothing yet (no generation in the replica): is BACKUP_URL the one the service replicates to?')
+    const where = describeTarget(request.backup.target)
+    const found = generations(request.binary, config, named, where)
+    if (found.length === 0) throw new RestoreError(`the backup at ${where} holds nothing (no generation in the replica): is BACKUP_URL the one the service replicates to?`)
     const { generation, timestamp } = pick(found, request.at)
     const args = ['restore', '-config', config, '-o', staged, '-generation', generation.name, ...(timestamp === undefined ? [] : ['-timestamp', timestamp]), named]
     let run = litestream(request.binary, args)

@@ -114,6 +114,8 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({ BACKUP_URL: 'file:backups' }).backup?.target, { kind: 'file', dir: join(process.cwd(), 'backups') })
     assert.deepEqual(loadConfig({ BACKUP_URL: 's3://my-bucket/api/db/', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '600', BACKUP_RETENTION_SECONDS: '604800' }).backup,
       { target: { kind: 's3', bucket: 'my-bucket', path: 'api/db' }, snapshotIntervalSeconds: 600, retentionSeconds: 604800 })
+    assert.equal(loadConfig({ BACKUP_URL: 's3://my-bucket/db', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000' }).backup?.target.kind, 's3')
+    assert.equal(loadConfig({ BACKUP_URL: 's3://my-bucket/db', AWS_ENDPOINT_URL: 'https://account.r2.cloudflarestorage.com' }).backup?.target.kind, 's3')
   })
 
   test('SECRET_KEY: 32 bytes as 64 hexadecimal characters; a bad one is named, never repeated', () => {
@@ -192,6 +194,10 @@ describe('loadConfig', () => {
     ['BACKUP_URL', { BACKUP_URL: 'file:' }], ['BACKUP_URL', { BACKUP_URL: 'file://host/dir' }],
     ['BACKUP_URL', { BACKUP_URL: 's3://My_Bucket/db' }], ['BACKUP_URL', { BACKUP_URL: 's3://bucket' }],
     ['BACKUP_URL', { BACKUP_URL: 'file:/var/backups', DATABASE_URL: 'postgres://u:p@db:5432/app' }],
+    ['AWS_ENDPOINT_URL_S3', { BACKUP_URL: 's3://bucket/db', AWS_ENDPOINT_URL_S3: '127.0.0.1:9000' }],
+    ['AWS_ENDPOINT_URL_S3', { BACKUP_URL: 's3://bucket/db', AWS_ENDPOINT_URL_S3: 'ftp://store.example' }],
+    ['AWS_ENDPOINT_URL_S3', { BACKUP_URL: 's3://bucket/db', AWS_ENDPOINT_URL_S3: 'https://key:secret@store.example' }],
+    ['AWS_ENDPOINT_URL', { BACKUP_URL: 's3://bucket/db', AWS_ENDPOINT_URL: 'https://store.example/?region=x' }],
     ['BACKUP_SNAPSHOT_INTERVAL_SECONDS', { BACKUP_URL: 'file:/b', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '1h' }],
     ['BACKUP_SNAPSHOT_INTERVAL_SECONDS', { BACKUP_URL: 'file:/b', BACKUP_SNAPSHOT_INTERVAL_SECONDS: '10' }],
     ['BACKUP_RETENTION_SECONDS', { BACKUP_URL: 'file:/b', BACKUP_RETENTION_SECONDS: '-1' }],
