@@ -75,6 +75,8 @@ export function storeReason (error: unknown): string {
   return text.split('\n').map((part) => part.trim()).filter((part) => part !== '' && !/^status code:/.test(part)).slice(0, 2).join(' ')
     // The request's URL (`Get "http://…/bucket?prefix=…": dial tcp …`) names the object tried.
     .replace(/\b(?:Get|Put|Post|Delete|Head) "[^"]*": /g, '')
+    // Litestream's context (`client write: `, `cannot list generations: `) names the step tried.
+    .replace(/^(?:[a-z][a-z ]*: )+(?=[A-Z])/, '')
 }
 
 const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true } catch { return false } }

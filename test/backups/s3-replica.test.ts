@@ -197,6 +197,8 @@ describe('backups in an S3 bucket: replication, restore and the store\'s faults'
     assert.equal(storeReason('NoSuchBucket: The specified bucket does not exist: b\n\tstatus code: 404, request id: 2A7A5A8CBC144C96, host id: x'), 'NoSuchBucket: The specified bucket does not exist: b')
     assert.equal(storeReason('RequestError: send request failed\ncaused by: Get "http://127.0.0.1:9/b?prefix=db%2Fgenerations%2F": dial tcp 127.0.0.1:9: connect: connection refused'),
       'RequestError: send request failed caused by: dial tcp 127.0.0.1:9: connect: connection refused')
+    assert.equal(storeReason('client write: RequestError: send request failed\ncaused by: Put "http://127.0.0.1:9/b/db/generations/1/wal/0.wal.lz4": dial tcp 127.0.0.1:9: connect: connection refused'),
+      'RequestError: send request failed caused by: dial tcp 127.0.0.1:9: connect: connection refused')
     assert.equal(storeReason(undefined), 'unknown error')
   })
 })

@@ -1,13 +1,14 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import S3rver from '@20minutes/s3rver'
-import { startFauxqs, type FauxqsServer } from 'fauxqs'
 import { freePort } from '../../scripts/free-port.mjs'
 
-// S3 API servers on loopback for the backups' tests, run inside the test process.
+// S3 API servers on loopback for the backups' tests.
 //
-// - fauxqs stores the replicas of the drills and the fault tests: it serves every call Litestream
+// - fauxqs (s3-store-process.mjs, with one fix to its multipart uploads) stores the replicas of the drills and the fault tests: it serves every call Litestream
 //   makes (listing with a delimiter, uploads, multi-object deletes, downloads), keeps its objects
 //   in a folder across a stop and a start on the same port (the store going away and coming
 //   back), and answers an unknown bucket with S3's NoSuchBucket. It accepts any credentials.
@@ -34,23 +35,38 @@ export interface S3Store {
   remove: () => Promise<void>
 }
 
-/** A store of fauxqs with the bucket `backups`, on a free loopback port. */
+/**
+ * A store of fauxqs with the bucket `backups`, on a free loopback port, in a process of its own
+ * (as a store is: the test's own load and waits never slow it down), stopped by its pid.
+ */
 export async function startS3Store (): Promise<S3Store> {
   const dir = mkdtempSync(join(tmpdir(), 'api-s3-store-'))
   const port = await freePort()
-  let server: FauxqsServer | undefined
+  let server: ChildProcess | undefined
   const credentials = { AWS_ACCESS_KEY_ID: 'drill-key', AWS_SECRET_ACCESS_KEY: 'drill-secret' }
   const endpoint = `http://127.0.0.1:${port}`
+  const options = JSON.stringify({ port, host: '127.0.0.1', logger: false, dataDir: dir, init: { buckets: [BUCKET] } })
   const store: S3Store = {
     endpoint,
     credentials,
     env: { AWS_ENDPOINT_URL_S3: endpoint, ...credentials },
     start: async () => {
-      server = await startFauxqs({ port, host: '127.0.0.1', logger: false, dataDir: dir, init: { buckets: [BUCKET] } })
+      const child = spawn(process.execPath, [join(import.meta.dirname, 's3-store-process.mjs'), options], { stdio: ['ignore', 'pipe', 'inherit'] })
+      server = child
+      let out = ''
+      child.stdout!.setEncoding('utf8')
+      while (!out.includes('ready\n')) {
+        const [chunk] = await Promise.race([once(child.stdout!, 'data'), once(child, 'exit').then(() => { throw new Error(`the S3 store exited: ${out}`) })]) as [string]
+        out += chunk
+      }
     },
     stop: async () => {
-      await server?.stop()
+      const child = server
       server = undefined
+      if (child === undefined || child.exitCode !== null) return
+      const exited = once(child, 'exit')
+      child.kill('SIGTERM')
+      await exited
     },
     remove: async () => {
       await store.stop()
