@@ -36,11 +36,11 @@ const postgresIds = () => asRoot
   : {}
 
 /** Spawn options for a process of the postgres user, working in `home`. */
-function asPostgres (home) {
+export function asPostgres (home) {
   return { ...postgresIds(), cwd: home, env: { ...process.env, HOME: home, PATH: process.env.PATH ?? '/usr/bin:/bin' } }
 }
 
-function owned (path) {
+export function owned (path) {
   mkdirSync(path, { recursive: true, mode: 0o700 })
   if (asRoot) chownSync(path, postgresIds().uid, postgresIds().gid)
   return path
@@ -222,7 +222,7 @@ function postgresTool (bin, home, tool, args) {
  * Returns the time it took and a stop().
  */
 export async function restorePostgres ({ dir, output, port, at, bin }) {
-  const started = Date.now()
+  const startedAt = Date.now()
   dir = resolve(dir)
   output = resolve(output)
   if (!existsSync(configOf(dir))) throw new Error(`${dir} holds no Barman configuration: is it the folder the cluster backed up to (HA_BACKUP_DIR)?`)
@@ -237,29 +237,56 @@ export async function restorePostgres ({ dir, output, port, at, bin }) {
   const target = at === undefined ? [] : ['--target-time', at.toISOString().replace('T', ' ').replace('Z', '+00:00'), '--target-action', 'promote']
   barman(dir, ['recover', '--get-wal', ...target, SERVER, backup.id, output])
 
+  const restoreCommand = `barman -c ${configOf(dir)} get-wal -P ${SERVER} %f > %p`
+  let copy
+  try {
+    copy = await startRestoredCopy({ output, parent, port, bin, restoreCommand })
+  } catch (error) {
+    // A time after the archive's last commit (the cluster was lost before it): the recovery ends
+    // short of it, which PostgreSQL refuses; the state at that time is the latest one.
+    if (at !== undefined && error instanceof RecoveryEndedEarly) {
+      rmSync(output, { recursive: true, force: true })
+      rmSync(error.log, { force: true })
+      const latest = await restorePostgres({ dir, output, port, at: undefined, bin })
+      return { ...latest, asOf: `the latest point (the archive ends before ${at.toISOString()})`, seconds: (Date.now() - startedAt) / 1000 }
+    }
+    throw error
+  }
+  return { output, port, backup: backup.id, asOf: at === undefined ? 'the latest point' : at.toISOString(), seconds: (Date.now() - startedAt) / 1000, ...copy }
+}
+
+/** A recovery that ended before its target time (PostgreSQL then refuses to start). */
+export class RecoveryEndedEarly extends Error {
+  constructor (log) {
+    super(`the recovery ended before its target time; see ${log}`)
+    this.log = log
+  }
+}
+
+/**
+ * Starts a restored copy of a Patroni node's data folder (`output`, with recovery.signal) as a
+ * PostgreSQL of its own on 127.0.0.1:`port`, fetching WAL with `restoreCommand`,
+ * and the `recovery` settings (a target time), and waits until its recovery is over and it is
+ * promoted. Returns its log and a stop().
+ */
+export async function startRestoredCopy ({ output, parent, port, bin, restoreCommand, recovery = [] }) {
   // The copy is of a Patroni node: its own port, sockets, configuration files and replication
   // settings go; a synchronous standby it would wait for forever, too.
   const conf = join(output, 'postgresql.conf')
   const kept = readFileSync(conf, 'utf8').split('\n').filter((line) =>
-    !/^\s*(port|listen_addresses|unix_socket_directories|hba_file|ident_file|synchronous_standby_names|primary_conninfo|primary_slot_name|cluster_name|archive_mode|archive_command)\s*=/.test(line))
+    !/^\s*(port|listen_addresses|unix_socket_directories|hba_file|ident_file|synchronous_standby_names|primary_conninfo|primary_slot_name|cluster_name|archive_mode|archive_command|restore_command)\s*=/.test(line))
   writeFileSync(conf, [...kept, '# the restored copy (scripts/barman.mjs)', "listen_addresses = '127.0.0.1'", `port = ${port}`,
     `unix_socket_directories = '${output}'`, "synchronous_standby_names = ''", 'archive_mode = off', ''].join('\n'))
-  // Barman writes `sudo -u postgres barman get-wal …` without this configuration.
   const auto = join(output, 'postgresql.auto.conf')
-  writeFileSync(auto, readFileSync(auto, 'utf8').replace(/^restore_command = .*$/m, `restore_command = 'barman -c ${configOf(dir)} get-wal -P ${SERVER} %f > %p'`))
+  const autoText = existsSync(auto) ? readFileSync(auto, 'utf8') : ''
+  writeFileSync(auto, [...autoText.split('\n').filter((line) => !/^restore_command\s*=/.test(line)), `restore_command = '${restoreCommand}'`, ...recovery, ''].join('\n'))
   for (const file of ['patroni.dynamic.json', 'postmaster.pid']) rmSync(join(output, file), { force: true })
+  if (asRoot) chownSync(auto, postgresIds().uid, postgresIds().gid)
   const logFile = join(parent, `${output.split('/').at(-1)}.log`)
   try {
     postgresTool(bin, parent, 'pg_ctl', ['-D', output, '-l', logFile, '-w', '-t', '600', 'start'])
   } catch (error) {
-    // A time after the archive's last commit (the cluster was lost before it): the recovery ends
-    // short of it, which PostgreSQL refuses; the state at that time is the latest one.
-    if (at !== undefined && /recovery ended before configured recovery target was reached/.test(existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')) {
-      rmSync(output, { recursive: true, force: true })
-      rmSync(logFile, { force: true })
-      const latest = await restorePostgres({ dir, output, port, at: undefined, bin })
-      return { ...latest, asOf: `the latest point (the archive ends before ${at.toISOString()})`, seconds: (Date.now() - started) / 1000 }
-    }
+    if (/recovery ended before configured recovery target was reached/.test(existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')) throw new RecoveryEndedEarly(logFile)
     throw error
   }
   const stop = () => { try { postgresTool(bin, parent, 'pg_ctl', ['-D', output, '-m', 'fast', '-w', 'stop']) } catch { /* not running */ } }
@@ -274,5 +301,5 @@ export async function restorePostgres ({ dir, output, port, at, bin }) {
     stop()
     throw error
   }
-  return { output, port, backup: backup.id, asOf: at === undefined ? 'the latest point' : at.toISOString(), seconds: (Date.now() - started) / 1000, log: logFile, stop }
+  return { log: logFile, stop }
 }

@@ -19,13 +19,17 @@
 // Barman streams its WAL and takes base backups (the first at start, then every
 // HA_BACKUP_INTERVAL_SECONDS, default 21600) into HA_BACKUP_DIR (default: a new folder under the
 // system's temporary folder), which is kept: `npm run restore -- --postgres HA_BACKUP_DIR …`
-// brings up a new PostgreSQL from it, at any time it covers (scripts/barman.mjs).
+// brings up a new PostgreSQL from it, at any time it covers (scripts/barman.mjs). With
+// HA_BACKUP_URL=s3://BUCKET/PATH instead, the WAL (within HA_ARCHIVE_TIMEOUT_SECONDS, default 60)
+// and the base backups go to object storage (scripts/barman-cloud.mjs; the AWS_* variables give
+// the credentials and endpoint), and `npm run restore -- --postgres s3://BUCKET/PATH …` restores.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { freePort } from './free-port.mjs'
+import { cloudMissing, parseCloudUrl } from './barman-cloud.mjs'
 import { haMissing, startHaPostgres } from './ha-postgres.mjs'
 import { serviceArguments } from './start-command.mjs'
 
@@ -44,9 +48,17 @@ if (ha && (!Number.isInteger(haNodes) || haNodes < 2 || haNodes > 5)) fail(`HA_N
 if (ha && haMissing() !== undefined) fail(`--ha needs etcd, Patroni, HAProxy and PostgreSQL: ${haMissing()}`)
 const backupInterval = Number(process.env.HA_BACKUP_INTERVAL_SECONDS ?? '21600')
 if (ha && (!Number.isInteger(backupInterval) || backupInterval < 60)) fail(`HA_BACKUP_INTERVAL_SECONDS must be a whole number of seconds, at least 60, got "${process.env.HA_BACKUP_INTERVAL_SECONDS}"`)
+const backupUrl = ha && process.env.HA_BACKUP_URL ? process.env.HA_BACKUP_URL : undefined
+if (backupUrl !== undefined) {
+  if (process.env.HA_BACKUP_DIR) fail('HA_BACKUP_DIR and HA_BACKUP_URL: give one (a folder for Barman streaming, or an s3:// URL for object storage)')
+  try { parseCloudUrl(backupUrl) } catch (error) { fail(error.message) }
+  if (cloudMissing() !== undefined) fail(`HA_BACKUP_URL needs Barman's cloud commands: ${cloudMissing()}`)
+}
+const archiveTimeout = Number(process.env.HA_ARCHIVE_TIMEOUT_SECONDS ?? '60')
+if (backupUrl !== undefined && (!Number.isInteger(archiveTimeout) || archiveTimeout < 1 || archiveTimeout > 3600)) fail(`HA_ARCHIVE_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 3600, got "${process.env.HA_ARCHIVE_TIMEOUT_SECONDS}"`)
 // The backups of one cluster only: Barman refuses a stream from another system.
-const backupDir = ha ? resolve(process.env.HA_BACKUP_DIR || mkdtempSync(join(tmpdir(), 'api-ha-backups-'))) : undefined
-if (ha && existsSync(join(backupDir, 'barman.conf'))) fail(`HA_BACKUP_DIR ${backupDir} already holds the backups of another cluster: give a new or empty folder`)
+const backupDir = ha && backupUrl === undefined ? resolve(process.env.HA_BACKUP_DIR || mkdtempSync(join(tmpdir(), 'api-ha-backups-'))) : undefined
+if (backupDir !== undefined && existsSync(join(backupDir, 'barman.conf'))) fail(`HA_BACKUP_DIR ${backupDir} already holds the backups of another cluster: give a new or empty folder`)
 const count = Number(process.env.INSTANCES ?? '3')
 if (!Number.isInteger(count) || count < 1 || count > 32) fail(`INSTANCES must be a whole number from 1 to 32, got "${process.env.INSTANCES}"`)
 const port = Number(process.env.PORT ?? '8080')
@@ -109,7 +121,7 @@ async function stop (code) {
   // A database still starting is stopped once it has (it stops itself if it fails).
   const db = database ?? await databaseStarting?.catch(() => undefined)
   if (db !== undefined) {
-    say(`stopping the database: Barman, HAProxy, Patroni and PostgreSQL, etcd (the backups stay in ${backupDir})`)
+    say(`stopping the database: Barman, HAProxy, Patroni and PostgreSQL, etcd (the backups stay in ${backupDir ?? backupUrl})`)
     await db.stop({ remove: true })
   }
   rmSync(dir, { recursive: true, force: true })
@@ -125,7 +137,13 @@ const dir = mkdtempSync(join(tmpdir(), 'api-cluster-'))
 let database, databaseStarting
 if (ha) {
   say(`starting PostgreSQL with failover (${haNodes} nodes)`)
-  databaseStarting = startHaPostgres({ nodes: haNodes, say: (line) => say(`[postgres] ${line}`), backups: { dir: backupDir, intervalSeconds: backupInterval } })
+  databaseStarting = startHaPostgres({
+    nodes: haNodes,
+    say: (line) => say(`[postgres] ${line}`),
+    ...(backupUrl === undefined
+      ? { backups: { dir: backupDir, intervalSeconds: backupInterval } }
+      : { cloudBackups: { url: backupUrl, archiveTimeoutSeconds: archiveTimeout, intervalSeconds: backupInterval } })
+  })
   try {
     database = await databaseStarting
   } catch (error) {
@@ -135,7 +153,7 @@ if (ha) {
   say(`database logs: ${database.dir}`)
   databaseUrl = database.url
   say(`database: ${databaseUrl.replace(/:[^:@/]+@/, ':…@')} (the primary, through HAProxy)`)
-  say(`backups (kept after stop): ${backupDir}; restore: npm run restore -- --postgres ${backupDir} --output DATA_DIR --port PORT [--at TIME]`)
+  say(`backups (kept after stop): ${backupDir ?? backupUrl}; restore: npm run restore -- --postgres ${backupDir ?? backupUrl} --output DATA_DIR --port PORT [--at TIME]`)
 }
 // Each instance runs as `npm start` runs it, Node.js flags included.
 const instanceArgs = serviceArguments({ fromSource: dev })

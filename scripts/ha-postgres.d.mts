@@ -32,6 +32,8 @@ export interface HaPostgres {
   killNode: (node: HaNode) => Promise<void>
   /** Barman, when the cluster was started with backups. */
   barman?: Barman
+  /** Base backups into object storage, when the cluster was started with cloudBackups. */
+  cloud?: { url: string, backup: () => { id: string | undefined, seconds: number }, stop: () => void }
   stop: (options?: { remove?: boolean }) => Promise<void>
 }
 
@@ -39,4 +41,4 @@ export interface HaPostgres {
 export function haMissing (): string | undefined
 /** The newest PostgreSQL server binaries (PG_BIN, or under /usr/lib/postgresql); undefined when there are none. */
 export function postgresBin (): string | undefined
-export function startHaPostgres (options?: { nodes?: number, say?: (line: string) => void, backups?: { dir: string, intervalSeconds?: number } }): Promise<HaPostgres>
+export function startHaPostgres (options?: { nodes?: number, say?: (line: string) => void, backups?: { dir: string, intervalSeconds?: number }, cloudBackups?: { url: string, archiveTimeoutSeconds?: number, intervalSeconds?: number } }): Promise<HaPostgres>

@@ -18,9 +18,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { barmanMissing, configureBarman, SLOT, startBarman } from './barman.mjs'
+import { archiveParameters, cloudBackup, cloudMissing, parseCloudUrl } from './barman-cloud.mjs'
 import { freePort } from './free-port.mjs'
 
-/* global fetch, AbortSignal */
+/* global fetch, AbortSignal, setTimeout, clearTimeout */
 
 /** What is missing to run the HA recipe here, with the command that installs it; undefined when nothing is. */
 export function haMissing () {
@@ -100,12 +101,16 @@ async function status (url) {
  * `postgres` user); resolves once a primary has a synchronous standby, so an acknowledged commit
  * is on two nodes from the first write. With `backups: { dir, intervalSeconds }`, Barman streams
  * the WAL into `dir` (which outlives the cluster) and takes a base backup, then one every
- * `intervalSeconds` (scripts/barman.mjs); it resolves once the first backup is done.
+ * `intervalSeconds` (scripts/barman.mjs); it resolves once the first backup is done. With
+ * `cloudBackups: { url, archiveTimeoutSeconds, intervalSeconds }`, every node's archive_command
+ * uploads the WAL to the s3:// `url` and base backups go there too (scripts/barman-cloud.mjs);
+ * the credentials and endpoint are the AWS variables of this process's environment.
  */
-export async function startHaPostgres ({ nodes = 2, say = () => {}, backups } = {}) {
+export async function startHaPostgres ({ nodes = 2, say = () => {}, backups, cloudBackups } = {}) {
   const bin = postgresBin()
-  const missing = haMissing() ?? (backups === undefined ? undefined : barmanMissing())
+  const missing = haMissing() ?? (backups === undefined ? undefined : barmanMissing()) ?? (cloudBackups === undefined ? undefined : cloudMissing())
   if (missing !== undefined) throw new Error(missing)
+  const cloudUrl = cloudBackups === undefined ? undefined : parseCloudUrl(cloudBackups.url)
   const dir = ownedByPostgres(mkdtempSync(join(tmpdir(), 'api-ha-postgres-')))
   const password = randomBytes(12).toString('hex')
   const replicationPassword = randomBytes(12).toString('hex')
@@ -162,7 +167,10 @@ export async function startHaPostgres ({ nodes = 2, say = () => {}, backups } = 
               hot_standby: 'on',
               // Backups: the WAL Barman has not received yet stays on the primary (its slot), up
               // to a bound, so a stopped Barman cannot fill the disk.
-              ...(backups === undefined ? {} : { max_slot_wal_keep_size: '2GB', wal_keep_size: '256MB' })
+              ...(backups === undefined ? {} : { max_slot_wal_keep_size: '2GB', wal_keep_size: '256MB' }),
+              // Object storage: every node archives while it is primary (the same parameters
+              // cluster-wide); a segment the upload refused stays on the primary until it succeeds.
+              ...(cloudUrl === undefined ? {} : archiveParameters({ url: cloudUrl, timeoutSeconds: cloudBackups.archiveTimeoutSeconds }))
             }
           },
           // Barman's replication slot, kept by Patroni on whichever node is primary.
@@ -308,6 +316,7 @@ ${members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.re
     async stop ({ remove = false } = {}) {
       process.off('exit', killAll)
       await cluster.barman?.stop()
+      cluster.cloud?.stop()
       await stopOrKill(haproxy.pid, 'SIGTERM', 3000)
       await Promise.all(members.map(async (m) => {
         const postmaster = cluster.postmasterPid(m)
@@ -347,6 +356,24 @@ ${members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.re
       configureBarman({ dir: backups.dir, port, bin, superuserPassword: password, replicationPassword })
       cluster.barman = await startBarman({ dir: backups.dir, intervalSeconds: backups.intervalSeconds, say })
       say(`barman: streaming the WAL and backing up into ${backups.dir}`)
+    }
+    if (cloudUrl !== undefined) {
+      const backupNow = () => {
+        const taken = cloudBackup({ url: cloudUrl, port, password, home: dir })
+        say(`barman-cloud: base backup ${taken.id} in ${taken.seconds.toFixed(1)} s into ${cloudUrl}`)
+        return taken
+      }
+      backupNow()
+      let timer
+      const schedule = () => {
+        timer = setTimeout(() => {
+          try { backupNow() } catch (error) { say(`barman-cloud: ${error.message}`) }
+          schedule()
+        }, (cloudBackups.intervalSeconds ?? 6 * 3600) * 1000)
+        timer.unref()
+      }
+      schedule()
+      cluster.cloud = { url: cloudUrl, backup: backupNow, stop: () => clearTimeout(timer) }
     }
   } catch (error) {
     await cluster.stop()

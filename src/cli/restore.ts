@@ -5,6 +5,7 @@ import { litestreamBinary } from '../backups/litestream.js'
 import { parseRestoreTime, restore, RestoreError } from '../backups/restore.js'
 import { migrationNames } from '../db/migrate.js'
 import { restorePostgres } from '../../scripts/barman.mjs'
+import { restoreFromCloud } from '../../scripts/barman-cloud.mjs'
 import { postgresBin } from '../../scripts/ha-postgres.mjs'
 
 // `npm run restore -- --output PATH [--at RFC3339-TIME]`, with the BACKUP_URL the service
@@ -13,10 +14,12 @@ import { postgresBin } from '../../scripts/ha-postgres.mjs'
 //
 // `npm run restore -- --postgres BACKUP_DIR --output DATA_DIR --port PORT [--at TIME]`: from the
 // Barman folder of `npm run cluster -- --ha` (HA_BACKUP_DIR), a new PostgreSQL in DATA_DIR, at
-// that time (default: the latest point), listening on 127.0.0.1:PORT (scripts/barman.mjs).
+// that time (default: the latest point), listening on 127.0.0.1:PORT (scripts/barman.mjs). With
+// `--postgres s3://BUCKET/PATH`, from the object storage of HA_BACKUP_URL (scripts/barman-cloud.mjs;
+// the AWS_* variables give the credentials and endpoint).
 
 const USAGE = 'usage: npm run restore -- --output PATH [--at 2026-11-26T14:05:00Z]   (with BACKUP_URL set)\n' +
-  '       npm run restore -- --postgres BACKUP_DIR --output DATA_DIR --port PORT [--at 2026-11-26T14:05:00Z]'
+  '       npm run restore -- --postgres BACKUP_DIR|s3://BUCKET/PATH --output DATA_DIR --port PORT [--at 2026-11-26T14:05:00Z]'
 
 function fail (message: string): never {
   process.stderr.write(`restore: ${message}\n`)
@@ -42,7 +45,9 @@ if (values.postgres !== undefined) {
   if (bin === undefined) fail('no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql/*/bin; set PG_BIN or install Debian\'s postgresql')
   try {
     const at = values.at === undefined ? undefined : parseRestoreTime(values.at)
-    const restored = await restorePostgres({ dir: values.postgres, output: values.output, port, at, bin })
+    const restored = values.postgres.startsWith('s3://')
+      ? await restoreFromCloud({ url: values.postgres, output: values.output, port, at, bin })
+      : await restorePostgres({ dir: values.postgres, output: values.output, port, at, bin })
     process.stdout.write(`restored PostgreSQL as of ${restored.asOf} from backup ${restored.backup} in ${restored.seconds.toFixed(1)} s\n` +
       `listening on 127.0.0.1:${port} (the cluster's roles and passwords), data in ${restored.output}, log ${restored.log}\n` +
       `stop it: pg_ctl -D ${restored.output} stop (as the postgres user)\n`)

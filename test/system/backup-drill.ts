@@ -113,13 +113,13 @@ export interface LatestFigures {
 }
 
 /**
- * The latest restore, read through a service on it: every write acknowledged RPO_MS or more before
- * the loss is there with its last acknowledged content (or a later one), and the victims whose
+ * The latest restore, read through a service on it: every write acknowledged `rpoMs` (RPO_MS) or
+ * more before the loss is there with its last acknowledged content (or a later one), and the victims whose
  * deletion was acknowledged that early are gone. RPO: how long before the loss the oldest
  * acknowledged write that is missing was answered (the restore holds everything acknowledged
  * before that).
  */
-export async function checkLatest (base: string, record: DrillRecord, lostAt: number): Promise<LatestFigures> {
+export async function checkLatest (base: string, record: DrillRecord, lostAt: number, rpoMs = RPO_MS): Promise<LatestFigures> {
   let acknowledgedBeforeRpo = 0
   let missing = 0
   let lost = 0
@@ -136,7 +136,7 @@ export async function checkLatest (base: string, record: DrillRecord, lostAt: nu
     const found = versions.findIndex((v) => v.content === content)
     for (const [i, version] of versions.entries()) {
       const there = found >= i
-      if (version.acknowledged <= lostAt - RPO_MS) {
+      if (version.acknowledged <= lostAt - rpoMs) {
         acknowledgedBeforeRpo += 1
         if (!there) {
           missing += 1
@@ -149,7 +149,7 @@ export async function checkLatest (base: string, record: DrillRecord, lostAt: nu
   let deletedStillThere = 0
   for (const [id, deleted] of record.victims) {
     const there = await readPost(base, id) !== undefined
-    if (deleted !== undefined && deleted <= lostAt - RPO_MS && there) deletedStillThere += 1
+    if (deleted !== undefined && deleted <= lostAt - rpoMs && there) deletedStillThere += 1
     if (deleted !== undefined && there) missed(deleted)
   }
   return { acknowledgedBeforeRpo, missing, lost, rpoMs: oldestMissing === undefined ? undefined : lostAt - oldestMissing, deletedStillThere, examples }

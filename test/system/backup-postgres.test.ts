@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { barmanMissing, restorePostgres, type RestoredPostgres } from '../../scripts/barman.mjs'
+import { cloudMissing, restoreFromCloud } from '../../scripts/barman-cloud.mjs'
 import { freePort } from '../../scripts/free-port.mjs'
 import { haMissing, postgresBin, startHaPostgres } from '../../scripts/ha-postgres.mjs'
+import { startS3Store, startSigningS3Store } from '../backups/s3-store.js'
 import { startServer } from '../server/process.js'
-import { checkAt, checkLatest, drillLoad, RPO_MS, VICTIMS } from './backup-drill.js'
+import { body, signUpAndLogIn } from './api-client.js'
+import { checkAt, checkLatest, drillLoad, readPost, RPO_MS, VICTIMS } from './backup-drill.js'
+import { json } from './load.js'
 
 // The restore drill on PostgreSQL: the HA recipe (two nodes under Patroni, HAProxy) with Barman
 // streaming its WAL into a folder of its own; a service instance takes writes from several
@@ -16,7 +21,13 @@ import { checkAt, checkLatest, drillLoad, RPO_MS, VICTIMS } from './backup-drill
 // A new PostgreSQL restored from the backups, at the latest point, must hold every write
 // acknowledged 2 s before the loss, with its last content; one restored to T holds the deleted
 // posts and nothing sent after T.
+//
+// The same drill with the backups in object storage (an S3 API server on loopback): every node's
+// archive_command uploads the WAL (within ARCHIVE_TIMEOUT_S of a commit), base backups go there
+// too; the primary is failed over before the drill, so the restore must follow the new primary's
+// timeline in the bucket.
 
+const ROOT = join(import.meta.dirname, '..', '..')
 const missing = haMissing() ?? barmanMissing()
 const skip = missing !== undefined && process.env.CI === undefined ? missing : false
 
@@ -90,4 +101,151 @@ test('PostgreSQL (Patroni, Barman): the latest restore holds every write acknowl
   assert.ok(atFigures.startedAfter > 0, 'writes were sent after T')
   assert.equal(atFigures.presentAfter, 0, 'nothing sent after T is in the restore to T')
   assert.equal(atFigures.missing, 0, `every write acknowledged ${RPO_MS} ms before T is in the restore to T`)
+})
+
+const cloudMissingHere = haMissing() ?? cloudMissing()
+const cloudSkip = cloudMissingHere !== undefined && process.env.CI === undefined ? cloudMissingHere : false
+/** archive_timeout of the object-storage drill: a commit is uploaded within it and one upload. */
+const ARCHIVE_TIMEOUT_S = 2
+/** What the drill holds the object-storage recipe to: the archive timeout and 3 s for the upload. */
+const CLOUD_RPO_MS = ARCHIVE_TIMEOUT_S * 1000 + 3000
+
+test('PostgreSQL (Patroni, backups in an S3 bucket): after a failover, the latest restore from the bucket holds every write acknowledged 5 s before every node was lost; a restore to T brings deleted rows back', { skip: cloudSkip, timeout: 300_000 }, async (t) => {
+  if (cloudMissingHere !== undefined) throw new Error(cloudMissingHere)
+  const store = await startS3Store()
+  after(async () => { await store.remove() })
+  // PostgreSQL's archive_command and the barman-cloud commands read the store from the environment.
+  Object.assign(process.env, store.env)
+  const url = 's3://backups/pg-cluster'
+  const restores = mkdtempSync(join(tmpdir(), 'api-pg-restored-'))
+  const restored: RestoredPostgres[] = []
+  after(() => {
+    for (const r of restored) r.stop()
+    rmSync(restores, { recursive: true, force: true })
+  })
+  const ha = await startHaPostgres({ nodes: 2, cloudBackups: { url, archiveTimeoutSeconds: ARCHIVE_TIMEOUT_S } })
+  after(async () => { await ha.stop({ remove: true }) })
+  const server = startServer({ DATABASE_URL: ha.url, SHUTDOWN_GRACE_MS: '0' })
+  after(() => { if (server.child.exitCode === null) server.child.kill('SIGKILL') })
+  const base = await server.listening()
+
+  // Posts before and after a failover: the new primary archives its own timeline.
+  const { auth } = await signUpAndLogIn(base, `failover.${Date.now()}@example.com`)
+  const write = async (title: string): Promise<number> => (await body(await fetch(`${base}/v1/posts`, json({ title, content: 'around the failover' }, auth)), 201) as { id: number }).id
+  const aroundFailover: number[] = []
+  for (let i = 0; i < 20; i++) aroundFailover.push(await write(`before ${i}`))
+  const first = (await ha.primary())!
+  await ha.killNode(first)
+  const failedOver = Date.now()
+  for (;;) {
+    const now = await ha.primary()
+    if (now !== undefined && now !== first) break
+    assert.ok(Date.now() - failedOver < 60_000, 'a standby is promoted within 60 s')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  for (let i = 0; i < 20;) {
+    const res = await fetch(`${base}/v1/posts`, json({ title: `after ${i}`, content: 'around the failover' }, auth))
+    if (res.status === 201) {
+      aroundFailover.push((await res.json() as { id: number }).id)
+      i++
+    } else {
+      await res.arrayBuffer()
+      assert.ok(Date.now() - failedOver < 90_000, `the service writes to the new primary within 90 s (last answer ${res.status})`)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
+
+  let lostAt = 0
+  const record = await drillLoad(base, {
+    beforeMs: 2500,
+    // Long enough after T for T's WAL to be archived before the loss.
+    afterMs: 6000,
+    loseWhileWriting: async () => {
+      lostAt = Date.now()
+      server.child.kill('SIGKILL')
+      await Promise.all([...ha.nodes.map(async (node) => { await ha.killNode(node) }), server.exit()])
+    }
+  })
+  await ha.stop({ remove: true })
+
+  const bin = postgresBin()!
+  const credentials = new URL(ha.url)
+  const serve = async (r: RestoredPostgres): Promise<{ base: string, stop: () => Promise<void> }> => {
+    const serviceUrl = new URL(credentials)
+    serviceUrl.port = String(r.port)
+    const service = startServer({ DATABASE_URL: serviceUrl.toString() })
+    return { base: await service.listening(), stop: async () => { service.child.kill('SIGTERM'); assert.equal(await service.exit(), 0) } }
+  }
+
+  const latest = await restoreFromCloud({ url, output: join(restores, 'latest'), port: await freePort(), at: undefined, bin })
+  restored.push(latest)
+  const latestService = await serve(latest)
+  const latestFigures = await checkLatest(latestService.base, record, lostAt, CLOUD_RPO_MS)
+  let failoverMissing = 0
+  for (const id of aroundFailover) if (await readPost(latestService.base, id) === undefined) failoverMissing++
+  await latestService.stop()
+  latest.stop()
+
+  const atRestore = await restoreFromCloud({ url, output: join(restores, 'at'), port: await freePort(), at: new Date(record.at), bin })
+  restored.push(atRestore)
+  const atService = await serve(atRestore)
+  const atFigures = await checkAt(atService.base, record)
+  await atService.stop()
+
+  t.diagnostic(`figures ${JSON.stringify({
+    database: 'postgres',
+    backup: 's3',
+    acknowledged: record.acknowledged,
+    acknowledgedFiveSecondsBeforeLoss: latestFigures.acknowledgedBeforeRpo,
+    lostFiveSecondsBeforeLoss: latestFigures.missing,
+    lostInAll: latestFigures.lost,
+    rpoSeconds: latestFigures.rpoMs === undefined ? 'nothing acknowledged is missing' : latestFigures.rpoMs / 1000,
+    restoreSeconds: latest.seconds,
+    pitrRowsBack: atFigures.victimsBack,
+    sentAfterT: atFigures.startedAfter,
+    sentAfterTPresent: atFigures.presentAfter,
+    restoreToTSeconds: atRestore.seconds,
+    aroundFailover: aroundFailover.length,
+    aroundFailoverMissing: failoverMissing
+  })}`)
+  for (const example of latestFigures.examples) t.diagnostic(`missing: ${example}`)
+  assert.equal(failoverMissing, 0, 'every post written before and after the failover is in the latest restore')
+  assert.equal(latestFigures.missing, 0, `every write acknowledged ${CLOUD_RPO_MS} ms before the loss is restored`)
+  assert.equal(latestFigures.deletedStillThere, 0, 'posts deleted before that are gone')
+  assert.equal(atFigures.victimsBack, VICTIMS, 'the restore to T brings back every post deleted after T')
+  assert.ok(atFigures.startedAfter > 0, 'writes were sent after T')
+  assert.equal(atFigures.presentAfter, 0, 'nothing sent after T is in the restore to T')
+  assert.equal(atFigures.missing, 0, `every write acknowledged ${RPO_MS} ms before T is in the restore to T`)
+})
+
+test('npm run restore -- --postgres s3://…: a path with no backup, a bucket that does not exist, a store that does not answer, wrong credentials: exit 1 with one line', { skip: cloudSkip, timeout: 120_000 }, async () => {
+  if (cloudMissingHere !== undefined) throw new Error(cloudMissingHere)
+  const store = await startS3Store()
+  const signing = await startSigningS3Store()
+  const work = mkdtempSync(join(tmpdir(), 'api-pg-restore-refused-'))
+  after(async () => {
+    await store.remove()
+    await signing.remove()
+    rmSync(work, { recursive: true, force: true })
+  })
+  const port = String(await freePort())
+  const refused = async (url: string, env: Record<string, string>, line: RegExp): Promise<void> => {
+    const output = join(work, 'data')
+    const result = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), '--postgres', url, '--output', output, '--port', port], {
+        encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000
+      }, (_error, stdout, stderr) => { resolve({ code: child.exitCode, stdout, stderr }) })
+    })
+    assert.equal(result.code, 1, result.stdout + result.stderr)
+    assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
+    assert.match(result.stderr, line)
+    assert.equal(existsSync(output), false, 'nothing is written')
+  }
+  await refused('s3://backups/nothing-here', store.env, /^restore: s3:\/\/backups\/nothing-here holds no finished base backup/)
+  await refused('s3://no-such-bucket/pg', store.env, /^restore: barman-cloud-backup-list failed: .*(NoSuchBucket|does not exist)/)
+  await refused('s3://backups/pg', signing.env, /^restore: s3:\/\/backups\/pg holds no finished base backup/)
+  await refused('s3://backups/pg', { ...signing.env, AWS_SECRET_ACCESS_KEY: 'wrong-secret' }, /^restore: barman-cloud-backup-list failed: Barman cloud backup list exception: An error occurred \(403\) when calling the HeadBucket operation: Forbidden$/m)
+  await store.stop()
+  await refused('s3://backups/pg', store.env, /^restore: barman-cloud-backup-list failed: .*(Could not connect|Connection refused|connect)/i)
+  await refused('https://backups/pg', store.env, /^restore: /)
 })
