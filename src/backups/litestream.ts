@@ -86,3 +86,17 @@ export function parseLine (line: string): LitestreamLine | undefined {
     return undefined
   }
 }
+
+/**
+ * The store's reason from a Litestream error: its first line, without the request and host ids
+ * that differ at every attempt (`NoSuchBucket: The specified bucket does not exist`, `RequestError:
+ * send request failed caused by: … connect: connection refused`).
+ */
+export function storeReason (error: unknown): string {
+  const text = typeof error === 'string' && error !== '' ? error : 'unknown error'
+  return text.split('\n').map((part) => part.trim()).filter((part) => part !== '' && !/^status code:/.test(part)).slice(0, 2).join(' ')
+    // The request's URL (`Get "http://…/bucket?prefix=…": dial tcp …`) names the object tried.
+    .replace(/\b(?:Get|Put|Post|Delete|Head) "[^"]*": /g, '')
+    // Litestream's context (`client write: `, `cannot list generations: `) names the step tried.
+    .replace(/^(?:[a-z][a-z ]*: )+(?=[A-Z])/, '')
+}

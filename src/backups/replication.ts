@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { describeTarget, type BackupConfig } from './backup.config.js'
-import { litestreamConfig, parseLine, type LitestreamLine } from './litestream.js'
+import { litestreamConfig, parseLine, storeReason, type LitestreamLine } from './litestream.js'
 
 // Continuous replication of the SQLite database: the service runs Litestream as a child process
 // (`litestream replicate`) beside itself and watches it.
@@ -64,20 +64,6 @@ const SETPRIV = '/usr/bin/setpriv'
 const UPLOADS = new Set(['wal segment written', 'snapshot written'])
 /** Routine messages, logged at debug: an upload a second would flood the service's log. */
 const ROUTINE = new Set(['wal segment written', 'write wal segment', 'write snapshot'])
-
-/**
- * The store's reason from a Litestream error: its first line, without the request and host ids
- * that differ at every attempt (`NoSuchBucket: The specified bucket does not exist`, `RequestError:
- * send request failed caused by: … connect: connection refused`).
- */
-export function storeReason (error: unknown): string {
-  const text = typeof error === 'string' && error !== '' ? error : 'unknown error'
-  return text.split('\n').map((part) => part.trim()).filter((part) => part !== '' && !/^status code:/.test(part)).slice(0, 2).join(' ')
-    // The request's URL (`Get "http://…/bucket?prefix=…": dial tcp …`) names the object tried.
-    .replace(/\b(?:Get|Put|Post|Delete|Head) "[^"]*": /g, '')
-    // Litestream's context (`client write: `, `cannot list generations: `) names the step tried.
-    .replace(/^(?:[a-z][a-z ]*: )+(?=[A-Z])/, '')
-}
 
 const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true } catch { return false } }
 

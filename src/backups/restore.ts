@@ -5,8 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { parseTimestamp } from '../http/timestamps.js'
 import { describeTarget, type BackupConfig } from './backup.config.js'
-import { litestreamConfig, parseLine } from './litestream.js'
-import { storeReason } from './replication.js'
+import { litestreamConfig, parseLine, storeReason } from './litestream.js'
 
 // `npm run restore -- --output PATH [--at TIME]`: the database as it was at TIME (default: the
 // newest state in the replica) written to a new file, checked, and only then put at PATH.
