@@ -8,6 +8,7 @@ import Sqlite from 'better-sqlite3'
 import type { BackupConfig } from '../../src/backups/backup.config.js'
 import { litestreamBinary } from '../../src/backups/litestream.js'
 import { Replication } from '../../src/backups/replication.js'
+import { recordingLog, sleep, waitFor } from './replication-helpers.js'
 import { parseRestoreTime, restore, RestoreError } from '../../src/backups/restore.js'
 import { migrateToLatest, migrationNames } from '../../src/db/migrate.js'
 import { openDatabase } from '../../src/db/database.js'
@@ -21,22 +22,6 @@ import { openDatabase } from '../../src/db/database.js'
 const skip = process.env.TEST_DB === 'postgres' ? 'replication of the embedded database: the SQLite pass runs it' : false
 const ROOT = join(import.meta.dirname, '..', '..')
 const binary = litestreamBinary()!
-const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
-
-interface Logged { level: string, msg: string }
-function recordingLog (): { lines: Logged[], log: ConstructorParameters<typeof Replication>[0]['log'] } {
-  const lines: Logged[] = []
-  const at = (level: string) => (_obj: object, msg: string) => { lines.push({ level, msg }) }
-  return { lines, log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } }
-}
-
-async function waitFor (what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const started = Date.now()
-  while (!check()) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
 
 describe('backups: replication and restore with Litestream', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'api-backup-'))

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client'
 import type { BackupConfig } from '../../src/backups/backup.config.js'
 import { litestreamBinary, storeReason } from '../../src/backups/litestream.js'
 import { Replication } from '../../src/backups/replication.js'
+import { type Logged, recordingLog, sleep, waitFor } from './replication-helpers.js'
 import { openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { BUCKET, startS3Store, startSigningS3Store, type S3Store } from './s3-store.js'
@@ -23,22 +24,6 @@ import { BUCKET, startS3Store, startSigningS3Store, type S3Store } from './s3-st
 const skip = process.env.TEST_DB === 'postgres' ? 'replication of the embedded database: the SQLite pass runs it' : false
 const ROOT = join(import.meta.dirname, '..', '..')
 const binary = litestreamBinary()!
-const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
-
-interface Logged { level: string, msg: string }
-function recordingLog (): { lines: Logged[], log: ConstructorParameters<typeof Replication>[0]['log'] } {
-  const lines: Logged[] = []
-  const at = (level: string) => (_obj: object, msg: string) => { lines.push({ level, msg }) }
-  return { lines, log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } }
-}
-
-async function waitFor (what: string, check: () => boolean, ms = 15_000): Promise<void> {
-  const started = Date.now()
-  while (!check()) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
 
 const s3 = (bucket: string, path: string): BackupConfig => ({ target: { kind: 's3', bucket, path }, snapshotIntervalSeconds: 3600, retentionSeconds: 86400 })
 
