@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
 import { body, signUpAndLogIn } from './api-client.js'
 import { attempt, json, startLoad, type Outcome } from './load.js'
 
@@ -184,4 +185,35 @@ export async function checkAt (base: string, record: DrillRecord): Promise<AtFig
     }
   }
   return { victimsBack, startedAfter, presentAfter, acknowledgedBeforeRpo, missing }
+}
+
+/**
+ * The drill's figures as one diagnostic line (`labels` first: the database, the backup), the
+ * first missing writes, then its assertions: the latest restore holds every write acknowledged
+ * `rpoMs` before the loss and none of the deletions; the restore to T holds every victim and
+ * nothing sent after T.
+ */
+export function reportAndCheck (t: TestContext, drill: { labels: Record<string, unknown>, record: DrillRecord, latest: LatestFigures, at: AtFigures, restoreSeconds: number, restoreToTSeconds: number, rpoMs?: number }): void {
+  const { labels, record, latest, at, rpoMs = RPO_MS } = drill
+  t.diagnostic(`figures ${JSON.stringify({
+    ...labels,
+    acknowledged: record.acknowledged,
+    rpoBoundSeconds: rpoMs / 1000,
+    acknowledgedBeforeRpoBound: latest.acknowledgedBeforeRpo,
+    lostBeforeRpoBound: latest.missing,
+    lostInAll: latest.lost,
+    rpoSeconds: latest.rpoMs === undefined ? 'nothing acknowledged is missing' : latest.rpoMs / 1000,
+    restoreSeconds: drill.restoreSeconds,
+    pitrRowsBack: at.victimsBack,
+    sentAfterT: at.startedAfter,
+    sentAfterTPresent: at.presentAfter,
+    restoreToTSeconds: drill.restoreToTSeconds
+  })}`)
+  for (const example of latest.examples) t.diagnostic(`missing: ${example}`)
+  assert.equal(latest.missing, 0, `every write acknowledged ${rpoMs} ms before the loss is restored`)
+  assert.equal(latest.deletedStillThere, 0, 'posts deleted before that are gone')
+  assert.equal(at.victimsBack, VICTIMS, 'the restore to T brings back every post deleted after T')
+  assert.ok(at.startedAfter > 0, 'writes were sent after T')
+  assert.equal(at.presentAfter, 0, 'nothing sent after T is in the restore to T')
+  assert.equal(at.missing, 0, `every write acknowledged ${RPO_MS} ms before T is in the restore to T`)
 }
