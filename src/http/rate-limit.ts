@@ -1,6 +1,6 @@
-import { isIPv6 } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { clientOf } from './client-address.js'
 import { ApiError } from './errors.js'
 import { planOf } from './route-plan.js'
 
@@ -29,26 +29,6 @@ const WINDOW_MS = WINDOW_SECONDS * 1000
  * number of addresses a flood comes from.
  */
 export const MAX_CLIENTS = 100_000
-
-const MAPPED_IPV4 = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i
-
-/**
- * Whose window a request counts in: its client address (request.ip: the forwarded address when
- * TRUST_PROXY names the peer), an IPv6 address by its /64, since one client usually holds a
- * whole /64, and an IPv4-mapped IPv6 address as the IPv4 address it is.
- */
-export function clientKey (ip: string): string {
-  if (!ip.includes(':') || !isIPv6(ip)) return ip
-  const mapped = MAPPED_IPV4.exec(ip)
-  if (mapped !== null) return mapped[1]!
-  const address = ip.split('%')[0]!
-  const [head, tail] = address.split('::') as [string, string | undefined]
-  const groups = head === '' ? [] : head.split(':')
-  // Only the first four groups matter, so a compressed run (or an embedded IPv4 part at the
-  // end) only has to be seen as zeros in their place.
-  if (tail !== undefined) while (groups.length < 4) groups.push('0')
-  return groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16)).join(':') + '::/64'
-}
 
 interface Window { count: number, endsAt: number }
 
@@ -120,10 +100,10 @@ export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedEl
   app.decorate('rateLimiter', {
     countRequest (request: FastifyRequest, reply: FastifyReply) {
       if (planOf(request).exempt || countedElsewhere(request)) return undefined
-      return count(clientKey(request.ip), reply)
+      return count(clientOf(request), reply)
     },
     countAddress (request: FastifyRequest, reply: FastifyReply | undefined) {
-      const error = count(clientKey(request.ip), reply)
+      const error = count(clientOf(request), reply)
       if (error !== undefined) throw error
     },
     countKey (_request: FastifyRequest, reply: FastifyReply | undefined, keyId: bigint) {

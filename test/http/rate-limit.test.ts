@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { clientKey, FixedWindows } from '../../src/http/rate-limit.js'
+import fc from 'fast-check'
+import ipaddr from 'ipaddr.js'
+import { clientKey } from '../../src/http/client-address.js'
+import { FixedWindows } from '../../src/http/rate-limit.js'
 import { assertError, buildTestApp } from '../helper.js'
 
 // The general limit (RATE_LIMIT_PER_MINUTE, 3 here): 429 in our error body with Retry-After and
@@ -70,6 +73,24 @@ describe('whose window a request counts in', () => {
     assert.equal(clientKey('fe80::1%eth0'), 'fe80:0:0:0::/64')
     assert.equal(clientKey('1:2:3:4:5:6:7.8.9.10'), '1:2:3:4::/64')
     assert.equal(clientKey('not an address'), 'not an address')
+    // A `::` before the fourth group stands for as many zero groups as the rest leaves room for.
+    assert.equal(clientKey('2001::1:2:3:4:5:6'), '2001:0:1:2::/64')
+    assert.equal(clientKey('2001:db8::1:2:3:4:5'), '2001:db8:0:1::/64')
+    assert.equal(clientKey('::1:2:3:4:5:6:7'), '0:1:2:3::/64')
+  })
+
+  test('every spelling of an IPv6 address is the key of its /64 (against ipaddr.js)', () => {
+    const group = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff }))
+    fc.assert(fc.property(fc.array(group, { minLength: 8, maxLength: 8 }), fc.boolean(), (groups, upper) => {
+      const address = ipaddr.IPv6.parse(groups.map((g) => g.toString(16)).join(':'))
+      if (address.isIPv4MappedAddress()) return
+      const expected = groups.slice(0, 4).map((g) => g.toString(16)).join(':') + '::/64'
+      const spell = (text: string) => upper ? text.toUpperCase() : text
+      const fixedLength = groups.map((g) => g.toString(16).padStart(4, '0')).join(':')
+      for (const text of [address.toString(), address.toRFC5952String(), address.toNormalizedString(), fixedLength]) {
+        assert.equal(clientKey(spell(text)), expected, text)
+      }
+    }), { numRuns: 500 })
   })
 
   test('a window starts at its first request, ends a minute later, and the store stays bounded', () => {
