@@ -61,7 +61,7 @@ export async function seed (databaseUrl: string, size: SeedSize): Promise<Seeded
       await inBatches(users.length, (i) => {
         const { token, hash } = newToken()
         tokens.push(token)
-        return { user_id: users[i]!.id, token_hash: hash, created_at: new Date(now).toISOString(), expires_at: expires }
+        return { user_id: users[i]!.id, token_hash: hash, created_at: new Date(now).toISOString(), expires_at: expires, authenticated_at: new Date(now).toISOString() }
       }, async (rows) => await trx.insertInto('sessions').values(rows).execute())
     })
     users.forEach((u, i) => { u.token = tokens[i]! })

@@ -132,13 +132,13 @@ export interface paths {
         get: operations["getUser"];
         /**
          * Replace your e-mail and name
-         * @description Only the user may change the account. Honours If-Match. A new `email` does not replace the address at once: it becomes `pendingEmail`, a verification link goes to it, and it becomes `email` when that link is used (the old address is then told). The current `email` (in any case) clears `pendingEmail`. An address another account has is 409 DUPLICATE_EMAIL.
+         * @description Only the user may change the account. Honours If-Match. A new `email` does not replace the address at once: it becomes `pendingEmail`, a verification link goes to it, and it becomes `email` when that link is used (the old address is then told). A new `email` needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication); the link counts against the new address's mail limits (429). The address already pending gets a new link only when its last one was spent or expired (an address waiting for its proof is mailed only at its account's asking). The current `email` (in any case) clears `pendingEmail`. An address another account has is 409 DUPLICATE_EMAIL, and counts against the sign-up limit of the client address (429 past it).
          */
         put: operations["replaceUser"];
         post?: never;
         /**
          * Delete your account
-         * @description Your sessions, posts and orders go with it; the e-mail address becomes free.
+         * @description Your sessions, posts and orders go with it; the e-mail address becomes free. Needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -277,9 +277,29 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider's sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again. For an account with a second factor, a right password (or provider sign-in) is 401 MFA_REQUIRED with a `challenge`: send `{challenge, code}` within 5 minutes; every refusal of that code is 401 INVALID_MFA_CODE.
+         * @description Exchanges an e-mail and password, or what an identity provider sent the person back with (`provider`, `code`, `state`, after POST /v1/oidc-authorizations), for a bearer token, shown only in this response. Failed passwords are limited per e-mail and client address, per client address and per account (429 past a limit). With REQUIRE_EMAIL_VERIFICATION, the right password (or a provider's sign-in) for an unverified address is 403 EMAIL_NOT_VERIFIED. A provider that cannot be reached is 503 with Retry-After: the same request may be sent again. For an account with a second factor, a right password (or provider sign-in) is 401 MFA_REQUIRED with a `challenge`: send `{challenge, code}` within 5 minutes; every refusal of that code is 401 INVALID_MFA_CODE, and a challenge takes five guesses in all.
          */
         post: operations["createSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/current/reauthentication": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove who you are again
+         * @description Makes the current session recent again (as at its log-in) for REAUTHENTICATION_SECONDS (10 minutes by default), with the account's password or a code of its second factor (or a recovery code). Changing the e-mail address, turning a second factor on, unlinking a provider, creating an API key and deleting the account need a recent session (403 REAUTHENTICATION_REQUIRED). A wrong password or code is 400 VALIDATION_ERROR on its field and counts as a failed log-in (429 past the log-in limits). An account with neither a password nor a second factor signs in with its provider again instead. Needs a log-in token.
+         */
+        post: operations["reauthenticate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -708,7 +728,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description A key for a program: it acts as you, limited to its scopes. The key is in this answer only; only its hash is kept. A scope you do not hold (products:write is for administrators) is 400 on that `scopes` item. At most 20 live keys per account (409 TOO_MANY_API_KEYS). Needs a log-in token.
+         * @description A key for a program: it acts as you, limited to its scopes. The key is in this answer only; only its hash is kept. A scope you do not hold (products:write is for administrators) is 400 on that `scopes` item. At most 20 live keys per account (409 TOO_MANY_API_KEYS). Needs a log-in token, a recent one (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication); a notice with the key's name and scopes is mailed to the account.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -793,7 +813,7 @@ export interface paths {
         post?: never;
         /**
          * Unlink an identity provider
-         * @description The account no longer signs in with this provider. 409 LAST_SIGN_IN_METHOD when it is the account's only way in (no password, no other provider).
+         * @description The account no longer signs in with this provider. 409 LAST_SIGN_IN_METHOD when it is the account's only way in (no password, no other provider). Needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).
          */
         delete: operations["deleteIdentity"];
         options?: never;
@@ -811,12 +831,12 @@ export interface paths {
         get?: never;
         /**
          * Turn the second factor on
-         * @description The code the enrolled app shows now turns the factor on and answers ten recovery codes, shown only here. From then on a log-in asks for a code (401 MFA_REQUIRED). A wrong code is 400 VALIDATION_ERROR on `code` and counts as a failed log-in. The account's sessions stay.
+         * @description The code the enrolled app shows now turns the factor on and answers ten recovery codes, shown only here. From then on a log-in asks for a code (401 MFA_REQUIRED). A wrong code is 400 VALIDATION_ERROR on `code` and counts as a failed log-in. Needs a recent session (403 REAUTHENTICATION_REQUIRED). The account's sessions stay, and a notice is mailed.
          */
         put: operations["activateTotp"];
         /**
          * Enrol an authenticator app
-         * @description A new secret for a TOTP authenticator app (RFC 6238: SHA-1, 6 digits, 30 seconds), as text, an otpauth:// URI and a QR code. It waits for its first code (PUT /v1/users/{id}/totp); until then log-ins do not ask for it, and a new enrolment replaces it. 409 MFA_ALREADY_ENABLED when the account has an active one.
+         * @description A new secret for a TOTP authenticator app (RFC 6238: SHA-1, 6 digits, 30 seconds), as text, an otpauth:// URI and a QR code. It waits for its first code (PUT /v1/users/{id}/totp); until then log-ins do not ask for it, and a new enrolment replaces it. 409 MFA_ALREADY_ENABLED when the account has an active one. Needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).
          */
         post: operations["enrolTotp"];
         /**
@@ -1169,7 +1189,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "LAST_SIGN_IN_METHOD" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "MFA_ALREADY_ENABLED" | "TOTP_NOT_FOUND" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "REAUTHENTICATION_REQUIRED" | "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "LAST_SIGN_IN_METHOD" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "MFA_ALREADY_ENABLED" | "TOTP_NOT_FOUND" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -1452,6 +1472,31 @@ export interface components {
         };
         /** @description Credentials for a log-in: an e-mail address and password, what an identity provider sent the person back with, or the second step of a log-in with a second factor (the challenge and a code). A body is checked as the form whose members it has. */
         LoginRequest: components["schemas"]["PasswordLoginRequest"] | components["schemas"]["ProviderLoginRequest"] | components["schemas"]["ChallengeLoginRequest"];
+        /**
+         * @description A re-authentication with the account's password.
+         * @example {
+         *       "password": "correct horse battery"
+         *     }
+         */
+        PasswordReauthenticationRequest: {
+            /** @description The account's password. */
+            password: string;
+        };
+        /**
+         * @description A re-authentication with a code of the account's second factor (or a recovery code).
+         * @example {
+         *       "code": "492039"
+         *     }
+         */
+        CodeReauthenticationRequest: {
+            /**
+             * @description The six-digit code the authenticator app shows now, or one of the recovery codes.
+             * @example 492039
+             */
+            code: string;
+        };
+        /** @description A proof that the holder of the session is the account's owner: the password, or a code of the second factor. A body is checked as the form whose members it has. */
+        ReauthenticationRequest: components["schemas"]["PasswordReauthenticationRequest"] | components["schemas"]["CodeReauthenticationRequest"];
         /**
          * @description An authenticator waiting for its first code (PUT /v1/users/{id}/totp).
          * @example {
@@ -3308,8 +3353,8 @@ export interface components {
                 };
             };
         };
-        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [ACCESS_DENIED](/errors/ACCESS_DENIED) */
-        InsufficientScopeOrAccessDenied: {
+        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [ACCESS_DENIED](/errors/ACCESS_DENIED), [REAUTHENTICATION_REQUIRED](/errors/REAUTHENTICATION_REQUIRED) */
+        InsufficientScopeOrAccessDeniedOrReauthenticationRequired: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -3330,7 +3375,7 @@ export interface components {
                  */
                 "application/json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
-                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED" | "REAUTHENTICATION_REQUIRED";
                 };
                 /**
                  * @example {
@@ -3344,7 +3389,7 @@ export interface components {
                  */
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
-                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED" | "REAUTHENTICATION_REQUIRED";
                 };
             };
         };
@@ -3384,6 +3429,46 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "PRECONDITION_FAILED";
+                };
+            };
+        };
+        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [ACCESS_DENIED](/errors/ACCESS_DENIED) */
+        InsufficientScopeOrAccessDenied: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
                 };
             };
         };
@@ -4255,7 +4340,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDeniedOrReauthenticationRequired"];
             404: components["responses"]["UserNotFound"];
             409: components["responses"]["DuplicateEmail"];
             412: components["responses"]["PreconditionFailed"];
@@ -4296,7 +4381,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDeniedOrReauthenticationRequired"];
             404: components["responses"]["UserNotFound"];
             412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -4689,6 +4774,39 @@ export interface operations {
                 };
             };
             409: components["responses"]["DuplicateEmail"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reauthenticate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReauthenticationRequest"];
+            };
+        };
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorOrMalformedJson"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6827,7 +6945,46 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScope"];
+            /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [REAUTHENTICATION_REQUIRED](/errors/REAUTHENTICATION_REQUIRED) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/INSUFFICIENT_SCOPE",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "code": "INSUFFICIENT_SCOPE",
+                     *       "message": "This API key may not do this.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "INSUFFICIENT_SCOPE" | "REAUTHENTICATION_REQUIRED";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/INSUFFICIENT_SCOPE",
+                     *       "title": "Insufficient scope",
+                     *       "status": 403,
+                     *       "code": "INSUFFICIENT_SCOPE",
+                     *       "message": "This API key may not do this.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "INSUFFICIENT_SCOPE" | "REAUTHENTICATION_REQUIRED";
+                    };
+                };
+            };
             /** @description [TOO_MANY_API_KEYS](/errors/TOO_MANY_API_KEYS) */
             409: {
                 headers: {
@@ -7086,7 +7243,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDeniedOrReauthenticationRequired"];
             /** @description [USER_NOT_FOUND](/errors/USER_NOT_FOUND), [IDENTITY_NOT_FOUND](/errors/IDENTITY_NOT_FOUND) */
             404: {
                 headers: {
@@ -7224,7 +7381,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDeniedOrReauthenticationRequired"];
             404: components["responses"]["UserNotFoundOrTotpNotFound"];
             409: components["responses"]["MfaAlreadyEnabled"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7271,7 +7428,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            403: components["responses"]["InsufficientScopeOrAccessDeniedOrReauthenticationRequired"];
             404: components["responses"]["UserNotFound"];
             409: components["responses"]["MfaAlreadyEnabled"];
             413: components["responses"]["PayloadTooLarge"];

@@ -28,6 +28,7 @@ import { serviceRoutes } from './service/service.routes.js'
 import { accessOf } from './auth/scopes.js'
 import { authentication, countedByKey } from './auth/authentication.js'
 import { sessionRoutes } from './sessions/session.routes.js'
+import { signInRoutes } from './sign-in/sign-in.routes.js'
 import { userRoutes } from './users/user.routes.js'
 import { eventRoutes } from './events/event.routes.js'
 import { webhookDispatcher } from './webhooks/dispatcher.plugin.js'
@@ -111,7 +112,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(serviceRoutes)
   await app.register(identityProviders)
   await app.register(secretBox)
-  for (const routes of [userRoutes, accountRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes, mfaRoutes]) {
+  for (const routes of [userRoutes, accountRoutes, signInRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes, mfaRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
   await app.register(accountPages)

@@ -26,9 +26,10 @@ export async function freshDatabaseUrl (): Promise<ScratchDatabase> {
 }
 
 /**
- * Defaults for tests: the general, sign-up and per-address log-in limits are out of the way
- * (most files create many users and send many requests from one address), and no metrics
- * listener is opened. The tests of each limit set their own values.
+ * Defaults for tests: the general, sign-up, per-address log-in and per-address mail limits are
+ * out of the way (most files create many users and send many requests from one address, and a
+ * sign-up's own verification mail counts against its address), and no metrics listener is
+ * opened. The tests of each limit set their own values.
  */
 export const QUIET_LIMITS: Record<string, string> = {
   LOG_LEVEL: 'silent',
@@ -36,6 +37,8 @@ export const QUIET_LIMITS: Record<string, string> = {
   SIGNUPS_PER_CLIENT_PER_HOUR: '1000000',
   LOGIN_FAILURES_PER_CLIENT: '1000000',
   LOGIN_FAILURES_PER_ACCOUNT: '1000000',
+  MAIL_PER_ADDRESS_PER_MINUTE: '1000000',
+  MAIL_PER_ADDRESS_PER_HOUR: '1000000',
   METRICS_PORT: '0',
   // The mails tests do not capture (sign-up's verification mail, say) are written here, not
   // into the checkout's data/ folder.
@@ -50,8 +53,9 @@ export interface TestApp {
   close: () => Promise<void>
 }
 
-export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean } = {}): Promise<TestApp> {
-  const { url: databaseUrl, drop } = await freshDatabaseUrl()
+export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean, database?: ScratchDatabase } = {}): Promise<TestApp> {
+  // A database of its own, or (a restart) the one another app of the test used: then dropping it is the test's.
+  const { url: databaseUrl, drop } = options.database === undefined ? await freshDatabaseUrl() : { url: options.database.url, drop: async () => {} }
   const config = loadConfig({ ...QUIET_LIMITS, ...env, DATABASE_URL: databaseUrl })
   const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements })
   await migrateToLatest(database.db, database.dialect)
@@ -169,4 +173,13 @@ export function gate (): { opened: Promise<void>, open: () => void } {
   let open!: () => void
   const opened = new Promise<void>((resolve) => { open = resolve })
   return { opened, open }
+}
+
+/** Waits until a fact holds, looking every 20 ms, for at most `ms`; fails naming what it waited for. */
+export async function waitFor (what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms
+  while (!await check()) {
+    if (Date.now() > until) throw new Error(`waited ${ms} ms for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }

@@ -15,15 +15,15 @@ import { issueToken, TOKEN_LIFETIME_MS } from './account-token.repository.js'
 // so asking costs the same whether or not one has the address; an address no account has, or
 // one that needs no proof any more, gets nothing.
 
-/** The account whose address (unverified) or proposed new address is this one; the newest proposal wins. */
+/**
+ * The account whose own address this is, not yet proven. An address only proposed by some
+ * account (a pending change) is proven only by that account asking again (PUT /v1/users/{id}):
+ * mailing its link to whoever asks by address would let a stranger's proposal be confirmed by
+ * the address's owner pressing a link meant for their own account.
+ */
 async function awaitingProof (db: Executor, address: string): Promise<UserRow | undefined> {
-  const key = emailKey(address)
   const own = await findUserByEmail(db, address)
-  if (own !== undefined && Number(own.email_verified) === 0) return own
-  return await db.selectFrom('users').selectAll()
-    .where((eb) => eb(eb.fn('lower', ['pending_email']), '=', key))
-    .orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(1)
-    .executeTakeFirst()
+  return own !== undefined && Number(own.email_verified) === 0 ? own : undefined
 }
 
 function data (mail: ClaimedMail): Record<string, string> {
@@ -60,7 +60,15 @@ export function accountMail (db: Db, config: Config): Compose {
       }
       case 'mfa-changed': {
         const { name = '', what, remaining = '0' } = data(mail)
-        return { to: mail.address, content: { kind: 'mfa-changed', name, what: what === 'disabled' ? 'disabled' : 'recovery-code-used', remaining: Number(remaining) } }
+        return { to: mail.address, content: { kind: 'mfa-changed', name, what: what === 'disabled' || what === 'enabled' ? what : 'recovery-code-used', remaining: Number(remaining) } }
+      }
+      case 'identity-linked': {
+        const { name = '', provider = '' } = data(mail)
+        return { to: mail.address, content: { kind: 'identity-linked', name, provider } }
+      }
+      case 'api-key-created': {
+        const { name = '', keyName = '', scopes = '', prefix = '' } = data(mail)
+        return { to: mail.address, content: { kind: 'api-key-created', name, keyName, scopes: scopes.split(' ').filter((s) => s !== ''), prefix } }
       }
     }
   }

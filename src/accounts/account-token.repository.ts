@@ -50,3 +50,11 @@ export async function voidTokens (trx: Executor, userId: bigint, purpose: TokenP
     .$if(email !== undefined, (qb) => qb.where('email', '=', email!))
     .execute()
 }
+
+/** Whether the account holds a live token of the purpose mailed to this address. */
+export async function hasLiveToken (db: Executor, userId: bigint, purpose: TokenPurpose, email: string, now = new Date()): Promise<boolean> {
+  const row = await db.selectFrom('account_tokens').select('id')
+    .where('user_id', '=', userId).where('purpose', '=', purpose).where('email', '=', email).where('expires_at', '>', now.toISOString())
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { BODY_ERRORS, empty, errorResponses, NoContent, ref } from '../http/schemas.js'
+import { clientOf } from '../http/client-address.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { EmailVerificationBody, MailRequestBody, PasswordResetBody } from './account.schemas.js'
 import { requestMail, resetPassword, verifyEmail } from './account.service.js'
@@ -27,7 +28,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 202: Accepted, ...errorResponses(...BODY_ERRORS, 'TOO_MANY_REQUESTS') }
       }
     }, async (request, reply) => {
-      const headers = await requestMail(db, dialect, config, kind, request.body.email)
+      const headers = await requestMail(db, config, kind, request.body.email)
       return await reply.code(202).headers(headers).send()
     })
   }
@@ -46,7 +47,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: NoContent, ...errorResponses(...BODY_ERRORS, 'INVALID_TOKEN', 'DUPLICATE_EMAIL', 'TOO_MANY_REQUESTS') }
     }
   }, async (request, reply) => {
-    await verifyEmail(db, dialect, config, request.body.token, request.ip)
+    await verifyEmail(db, dialect, config, request.body.token, clientOf(request))
     return await reply.code(204).send(null)
   })
 
@@ -64,7 +65,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 204: NoContent, ...errorResponses(...BODY_ERRORS, 'INVALID_TOKEN', 'TOO_MANY_REQUESTS') }
     }
   }, async (request, reply) => {
-    await resetPassword(db, dialect, config, request.body.token, request.body.newPassword, request.ip)
+    await resetPassword(db, dialect, config, request.body.token, request.body.newPassword, clientOf(request))
     return await reply.code(204).send(null)
   })
 }

@@ -10,6 +10,8 @@ import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { authenticate, currentUser, isAdmin } from '../auth/authentication.js'
+import { requireRecentAuthentication } from '../auth/recent-authentication.js'
+import { queueAccountMail } from '../accounts/account.service.js'
 import { credentialsRevoked } from '../auth/revocations.js'
 import { hashToken } from '../auth/token.js'
 import { lockUser } from '../users/user.repository.js'
@@ -45,12 +47,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Create an API key',
       description: 'A key for a program: it acts as you, limited to its scopes. The key is in this answer only; only its hash is kept. ' +
         `A scope you do not hold (products:write is for administrators) is 400 on that \`scopes\` item. At most ${MAX_LIVE_KEYS} live keys ` +
-        'per account (409 TOO_MANY_API_KEYS). Needs a log-in token.',
+        'per account (409 TOO_MANY_API_KEYS). Needs a log-in token, a recent one (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication); a notice with the key\'s name and scopes is mailed to the account.',
       security,
       body: ref(ApiKeyCreateBody),
       response: {
         201: success(ApiKeyWithSecret, { description: 'The key, with its secret, shown once.', headers: { ...LOCATION_HEADER } }),
-        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'TOO_MANY_API_KEYS')
+        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'REAUTHENTICATION_REQUIRED', 'TOO_MANY_API_KEYS')
       }
     }
   }, async (request, reply) => {
@@ -58,6 +60,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const { name, scopes, expiresAt } = request.body
     const unheld = scopes.flatMap((scope, i) => ADMIN_SCOPES.has(scope as Scope) && !isAdmin(user) ? [{ field: `scopes.${i}`, message: 'is for administrators only' }] : [])
     if (unheld.length > 0) throw validationError(unheld)
+    // A key outlives the session that made it: a stolen session must not be able to mint one.
+    await requireRecentAuthentication(request)
     const { key, prefix } = newKey()
     // Stored in the order of the list of scopes, whatever order they were sent in.
     const ordered = SCOPES.filter((scope) => scopes.includes(scope))
@@ -68,6 +72,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       if (await countLiveKeys(trx, user.id, now) >= MAX_LIVE_KEYS) throw new ApiError('TOO_MANY_API_KEYS')
       const created = await insertApiKey(trx, { userId: user.id, name, scopes: ordered, prefix, keyHash: hashToken(key), now, expiresAt: expiresAt === undefined ? null : new Date(expiresAt).toISOString() })
       await recordEvent(trx, { type: 'api_key.created', resourceId: created.id, audience: user.id, data: toApiKey(created) }, now)
+      await queueAccountMail(trx, app.config, { kind: 'api-key-created', userId: user.id, address: user.email, data: { name: user.name, keyName: name, scopes: ordered.join(' '), prefix } })
       return created
     })
     return await reply.code(201).header('location', `/v1/api-keys/${row.id}`).send({ ...toApiKey(row), key })

@@ -60,6 +60,11 @@ export async function findKeyCallerById (db: Executor, keyId: bigint, now: strin
   return (await execute(db, liveKeyById(db, keyId, now))).rows[0]
 }
 
+/** When the holder of this session last proved who they are (undefined: no such session). */
+export async function findSessionAuthenticatedAt (db: Executor, tokenHash: string): Promise<Date | string | undefined> {
+  return (await db.selectFrom('sessions').select('authenticated_at').where('token_hash', '=', tokenHash).executeTakeFirst())?.authenticated_at
+}
+
 export async function setKeyLastUsed (db: Executor, id: bigint, at: string): Promise<void> {
   await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute()
 }

@@ -20,6 +20,12 @@ export interface Config {
   adminEmail: string | undefined
   adminPassword: string | undefined
   sessionTtlSeconds: number
+  /**
+   * How long after its log-in (or its last re-authentication) a session may change how the
+   * account is reached or signed in to: its address, its second factor, its keys, its providers,
+   * its deletion.
+   */
+  reauthenticationSeconds: number
   bodyLimitBytes: number
   logLevel: string
   corsOrigins: string[]
@@ -272,6 +278,7 @@ export function loadConfig (env: Env = process.env): Config {
     adminEmail,
     adminPassword,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 86400, 1, 31536000),
+    reauthenticationSeconds: integer(env, 'REAUTHENTICATION_SECONDS', 600, 1, 31536000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1048576, 1, 1073741824),
     logLevel,
     corsOrigins,

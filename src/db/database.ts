@@ -89,6 +89,11 @@ export function sqliteHandleOf (db: Kysely<Database>): SqliteHandle | undefined 
   return sqliteHandles.get(db)
 }
 
+/** The database a handle opened by openDatabase runs on. */
+export function dialectOfHandle (db: Kysely<Database>): DialectName {
+  return sqliteHandles.has(db) ? 'sqlite' : 'postgres'
+}
+
 /** The group commit that runs a SQLite handle's writes; undefined on PostgreSQL. */
 export function groupCommitOf (db: Kysely<Database>): GroupCommit | undefined {
   return sqliteHandles.get(db)?.group
@@ -257,9 +262,14 @@ export interface OpenOptions {
   replicated?: boolean
 }
 
+/** The database a DATABASE_URL names: `file:` is the embedded SQLite file, anything else PostgreSQL. */
+export function dialectOf (databaseUrl: string): DialectName {
+  return databaseUrl.startsWith('file:') ? 'sqlite' : 'postgres'
+}
+
 /** Opens the database named by DATABASE_URL. */
 export function openDatabase (databaseUrl: string, { queryLimits = true, preparedStatements = true, replicated = false }: OpenOptions = {}): DatabaseHandle {
-  if (databaseUrl.startsWith('file:')) {
+  if (dialectOf(databaseUrl) === 'sqlite') {
     return { db: openSqlite(sqliteFile(databaseUrl), replicated), dialect: 'sqlite' }
   }
   return { db: openPostgres(databaseUrl, queryLimits, preparedStatements), dialect: 'postgres' }

@@ -19,6 +19,7 @@ import { accountsAndMail } from './migrations/016-accounts-and-mail.js'
 import { signupHits } from './migrations/017-signup-hits.js'
 import { identities } from './migrations/018-identities.js'
 import { secondFactor } from './migrations/019-second-factor.js'
+import { recentAuthentication } from './migrations/020-recent-authentication.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -42,7 +43,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '016-accounts-and-mail': accountsAndMail(dialect),
     '017-signup-hits': signupHits(dialect),
     '018-identities': identities(dialect),
-    '019-second-factor': secondFactor(dialect)
+    '019-second-factor': secondFactor(dialect),
+    '020-recent-authentication': recentAuthentication(dialect)
   }
 }
 

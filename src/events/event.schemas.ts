@@ -37,7 +37,7 @@ const DESCRIPTIONS: Record<EventType, string> = {
   'order.shipped': 'An order was shipped. Seen by the ordering user and administrators.',
   'webhook_endpoint.disabled': 'A webhook endpoint was disabled by the service: it answered 410 Gone, or every delivery failed for too long. Seen by the endpoint\'s owner and administrators.',
   'api_key.created': 'An API key was created (its prefix, never its secret). Seen by the key\'s owner and administrators.',
-  'api_key.revoked': 'An API key was revoked by its owner (`data` is the key as it was). Seen by the key\'s owner and administrators.'
+  'api_key.revoked': 'An API key was revoked by its owner, or ended by the service when the account was handed over (a password reset first proving its address, or ADMIN_EMAIL naming it) (`data` is the key as it was). Seen by the key\'s owner and administrators.'
 }
 
 export function eventSchemaName (type: string): string {

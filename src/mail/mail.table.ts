@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { GeneratedId, Int, Timestamp } from '../db/types.js'
 
-export type MailKind = 'verify-email' | 'reset-password' | 'email-changed' | 'password-changed' | 'mfa-changed'
+export type MailKind = 'verify-email' | 'reset-password' | 'email-changed' | 'password-changed' | 'mfa-changed' | 'identity-linked' | 'api-key-created'
 /** SKIPPED: nothing to send once it was time (no account has the address, or it needs no proof any more). */
 export type MailStatus = 'PENDING' | 'SENT' | 'SKIPPED' | 'FAILED'
 

@@ -8,8 +8,12 @@ export type MailContent =
   // A notice to the old address once a change of address took effect.
   | { kind: 'email-changed', name: string, oldEmail: string, newEmail: string }
   | { kind: 'password-changed', name: string, how: 'reset' | 'change' }
-  // The second factor was removed, or a recovery code was used in its place.
-  | { kind: 'mfa-changed', name: string, what: 'disabled' | 'recovery-code-used', remaining: number }
+  // The second factor was turned on or removed, or a recovery code was used in its place.
+  | { kind: 'mfa-changed', name: string, what: 'enabled' | 'disabled' | 'recovery-code-used', remaining: number }
+  // A new way in: an identity provider linked to the account.
+  | { kind: 'identity-linked', name: string, provider: string }
+  // An API key made for the account: its name, scopes and public prefix, never the key.
+  | { kind: 'api-key-created', name: string, keyName: string, scopes: string[], prefix: string }
 
 export interface RenderedMail { subject: string, text: string, html: string }
 
@@ -46,6 +50,9 @@ function p (strings: TemplateStringsArray, ...values: string[]): Block {
 const plural = (n: number, unit: string): string => `${n} ${unit}${n === 1 ? '' : 's'}`
 
 const IGNORE = 'If you did not ask for this, ignore this mail; nothing changes.'
+// A sign-up's verification mail may reach an owner who never signed up: someone else made the
+// account with their address. Verifying it would hand it to its maker; a reset takes it.
+const NOT_YOUR_ACCOUNT = 'If you did not make this account, do not open the link: someone else used your address. Ignore this mail, or take the account with a password reset, which ends everything its maker set up on it.'
 const NOT_YOU = "If this was not you, reset your password at once and check the account's e-mail address."
 
 function describe (content: MailContent, site: string): { subject: string, blocks: Block[] } {
@@ -72,7 +79,7 @@ function describe (content: MailContent, site: string): { subject: string, block
           p`Please confirm that this is your e-mail address for your account at ${site} by opening this link:`,
           { type: 'link', url: content.link, label: 'Verify e-mail address' },
           p`${validity}`,
-          p`${IGNORE}`
+          p`${NOT_YOUR_ACCOUNT}`
         ]
       }
     }
@@ -108,7 +115,35 @@ function describe (content: MailContent, site: string): { subject: string, block
           p`${NOT_YOU}`
         ]
       }
+    case 'identity-linked':
+      return {
+        subject: 'A sign-in provider was linked to your account',
+        blocks: [
+          greeting,
+          p`Your account at ${site} can now be signed in to through the identity provider ${content.provider}, which vouched for this address.`,
+          p`If this was not you, sign in, unlink ${content.provider} from the account and reset your password at once.`
+        ]
+      }
+    case 'api-key-created':
+      return {
+        subject: 'A new API key was created',
+        blocks: [
+          greeting,
+          p`An API key named ${content.keyName} (${content.prefix}…) was created for your account at ${site}, with the scopes ${content.scopes.join(', ')}. It acts as you within them until it expires or is revoked.`,
+          p`If this was not you, revoke it (DELETE /v1/api-keys/{id}) and reset your password at once.`
+        ]
+      }
     case 'mfa-changed':
+      if (content.what === 'enabled') {
+        return {
+          subject: 'A second factor was turned on',
+          blocks: [
+            greeting,
+            p`An authenticator app was added to your account at ${site}: from now on a log-in also asks for a code from it.`,
+            p`If this was not you, someone has your password or a session of yours: reset your password at once, and ask the site's operator to remove the second factor you did not add.`
+          ]
+        }
+      }
       return content.what === 'disabled'
         ? {
             subject: 'Your second factor was turned off',

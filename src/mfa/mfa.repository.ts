@@ -8,7 +8,7 @@ import type { MfaChallengeRow, TotpFactorRow } from './mfa.tables.js'
 // once, wherever it is used), a recovery code and a challenge are spent by deleting them.
 
 export const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000
-/** The wrong codes a challenge takes; the fifth voids it. */
+/** The guesses a challenge takes; five wrong codes void it. */
 export const CHALLENGE_MAX_FAILURES = 5
 
 export async function findFactor (db: Executor, userId: bigint): Promise<TotpFactorRow | undefined> {
@@ -79,10 +79,28 @@ export async function findLiveChallenge (db: Executor, challenge: string, now = 
     .executeTakeFirst()
 }
 
-/** Counts a wrong code against the challenge; the fifth deletes it. */
-export async function countChallengeFailure (trx: Executor, id: bigint): Promise<void> {
-  await trx.updateTable('mfa_challenges').set({ failures: sql<number>`failures + 1` }).where('id', '=', id).execute()
+/**
+ * Takes one of the challenge's five guesses, before its code is looked at: false when none is
+ * left (or it expired, or was spent). Taking a guess is one statement, under the row's lock, so
+ * of any number of guesses sent at once exactly five are looked at, and the sixth, however
+ * sent, finds the challenge void. A right code then spends the challenge; a wrong one leaves
+ * its guess taken.
+ */
+export async function takeGuess (trx: Executor, id: bigint, now = new Date()): Promise<boolean> {
+  const result = await trx.updateTable('mfa_challenges').set({ failures: sql<number>`failures + 1` })
+    .where('id', '=', id).where('failures', '<', CHALLENGE_MAX_FAILURES).where('expires_at', '>', now.toISOString())
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+/** Deletes the challenge once its guesses are used up (it can do nothing more). */
+export async function dropUsedUpChallenge (trx: Executor, id: bigint): Promise<void> {
   await trx.deleteFrom('mfa_challenges').where('id', '=', id).where('failures', '>=', CHALLENGE_MAX_FAILURES).execute()
+}
+
+/** Ends every open challenge of the account (its password was reset or changed). */
+export async function deleteChallenges (trx: Executor, userId: bigint): Promise<void> {
+  await trx.deleteFrom('mfa_challenges').where('user_id', '=', userId).execute()
 }
 
 /** Spends the challenge; false when another request spent it first. */

@@ -6,17 +6,18 @@ import { requires } from '../auth/scopes.js'
 import { queueAccountMail } from '../accounts/account.service.js'
 import { nowIso } from '../db/types.js'
 import { write } from '../db/write.js'
-import { emailKey } from '../http/email.js'
 import { ApiError, type FieldError } from '../http/errors.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, IdParams, LOCATION_HEADER, NoContent, ref, success } from '../http/schemas.js'
-import { beginLoginAttempt } from '../sessions/login-throttle.js'
+import { beginSignInAttempt } from '../sessions/login-throttle.js'
+import { requireRecentAuthentication } from '../auth/recent-authentication.js'
+import { clientOf } from '../http/client-address.js'
 import { hasPassword, verifyAgainstDummy, verifyPassword } from '../users/password.js'
 import { findUserById, lockUser } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
 import { activateFactor, deleteFactor, findActiveFactor, findFactor, putPendingFactor, replaceRecoveryCodes, spendRecoveryCode } from './mfa.repository.js'
 import { TotpActivation, TotpActivationBody, TotpEnrolment, TotpRemovalBody } from './mfa.schemas.js'
-import { checkCode, openSecret, secretContext, spendCode } from './mfa.service.js'
+import { checkCode, NOT_THE_CODE, openSecret, secretContext, spendCode } from './mfa.service.js'
 import { hashRecoveryCode, newRecoveryCode, normalRecoveryCode, RECOVERY_CODE_COUNT } from './recovery-codes.js'
 import { enrolment, newSecret, stepOf } from './totp.js'
 
@@ -28,7 +29,6 @@ import { enrolment, newSecret, stepOf } from './totp.js'
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect, config } = app
-  const limits = { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient, perAccount: config.loginFailuresPerAccount }
 
   /** The account of the path, 404 before 403 as for every write of a user. */
   const accountOf = async (request: FastifyRequest, id: bigint): Promise<UserRow> => {
@@ -37,9 +37,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     requireSelf(request, id)
     return user
   }
-  const attemptFor = async (user: UserRow, client: string) => await beginLoginAttempt(db, { email: emailKey(user.email), client, userId: user.id }, limits)
+  const attemptFor = async (user: UserRow, request: FastifyRequest) => await beginSignInAttempt(db, config, { email: user.email, client: clientOf(request), userId: user.id })
   const fieldsWrong = (errors: FieldError[], headers: Record<string, string>) => new ApiError('VALIDATION_ERROR', { errors, headers })
-  const NOT_THE_CODE = 'is not a current code of your authenticator app'
   // The name the app shows the factor under: the site's host name (a colon, as in host:port,
   // would end the issuer early in the otpauth:// label).
   const issuer = new URL(config.appUrl ?? config.publicUrl).hostname
@@ -50,18 +49,19 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       operationId: 'enrolTotp',
       summary: 'Enrol an authenticator app',
-      description: 'A new secret for a TOTP authenticator app (RFC 6238: SHA-1, 6 digits, 30 seconds), as text, an otpauth:// URI and a QR code. It waits for its first code (PUT /v1/users/{id}/totp); until then log-ins do not ask for it, and a new enrolment replaces it. 409 MFA_ALREADY_ENABLED when the account has an active one.',
+      description: 'A new secret for a TOTP authenticator app (RFC 6238: SHA-1, 6 digits, 30 seconds), as text, an otpauth:// URI and a QR code. It waits for its first code (PUT /v1/users/{id}/totp); until then log-ins do not ask for it, and a new enrolment replaces it. 409 MFA_ALREADY_ENABLED when the account has an active one. Needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).',
       security: requires('session'),
       params: IdParams,
       response: {
         201: success(TotpEnrolment, { description: 'Enrolled; show the QR code (or the secret) to the person.', headers: LOCATION_HEADER }),
         // No body is read, but one sent is still checked as JSON.
-        ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'MFA_ALREADY_ENABLED')
+        ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'REAUTHENTICATION_REQUIRED', 'MFA_ALREADY_ENABLED')
       }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
     const user = await accountOf(request, id)
+    await requireRecentAuthentication(request)
     const box = await app.secretBox()
     const secret = newSecret()
     await write(db, async (trx) => {
@@ -78,24 +78,25 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       operationId: 'activateTotp',
       summary: 'Turn the second factor on',
-      description: 'The code the enrolled app shows now turns the factor on and answers ten recovery codes, shown only here. From then on a log-in asks for a code (401 MFA_REQUIRED). A wrong code is 400 VALIDATION_ERROR on `code` and counts as a failed log-in. The account\'s sessions stay.',
+      description: 'The code the enrolled app shows now turns the factor on and answers ten recovery codes, shown only here. From then on a log-in asks for a code (401 MFA_REQUIRED). A wrong code is 400 VALIDATION_ERROR on `code` and counts as a failed log-in. Needs a recent session (403 REAUTHENTICATION_REQUIRED). The account\'s sessions stay, and a notice is mailed.',
       security: requires('session'),
       params: IdParams,
       body: ref(TotpActivationBody),
       response: {
         200: success(TotpActivation, { description: 'On; the recovery codes.' }),
-        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'TOTP_NOT_FOUND', 'MFA_ALREADY_ENABLED', 'TOO_MANY_REQUESTS')
+        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'REAUTHENTICATION_REQUIRED', 'TOTP_NOT_FOUND', 'MFA_ALREADY_ENABLED', 'TOO_MANY_REQUESTS')
       }
     }
   }, async (request) => {
     const id = BigInt(request.params.id)
     const user = await accountOf(request, id)
+    await requireRecentAuthentication(request)
     const factor = await findFactor(db, id)
     if (factor === undefined) throw new ApiError('TOTP_NOT_FOUND')
     if (factor.status === 'ACTIVE') throw new ApiError('MFA_ALREADY_ENABLED')
     // The key first: a server without one answers 503 before anything counts against the person.
     const box = await app.secretBox()
-    const attempt = await attemptFor(user, request.ip)
+    const attempt = await attemptFor(user, request)
     const step = stepOf(openSecret(box, factor), request.body.code.trim())
     if (step === undefined) throw fieldsWrong([{ field: 'code', message: NOT_THE_CODE }], attempt.headers(true))
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
@@ -104,6 +105,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       if (!await activateFactor(trx, factor.id, step, nowIso())) throw new ApiError((await findActiveFactor(trx, id)) === undefined ? 'TOTP_NOT_FOUND' : 'MFA_ALREADY_ENABLED')
       await replaceRecoveryCodes(trx, id, codes.map((code) => hashRecoveryCode(normalRecoveryCode(code)!)))
       await attempt.succeeded(trx)
+      // A factor turned on without its owner would lock them out: they hear of it at once.
+      await queueAccountMail(trx, config, { kind: 'mfa-changed', userId: id, address: user.email, data: { name: user.name, what: 'enabled' } })
     })
     return { recoveryCodes: codes }
   })
@@ -126,7 +129,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const factor = await findActiveFactor(db, id)
     if (factor === undefined) throw new ApiError('TOTP_NOT_FOUND')
     const box = await app.secretBox()
-    const attempt = await attemptFor(user, request.ip)
+    const attempt = await attemptFor(user, request)
     const { password, code } = request.body
     // An account without a password (made by a provider) takes the time of a wrong one.
     const passwordRight = hasPassword(user.password_hash) ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password)

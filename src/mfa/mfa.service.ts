@@ -1,24 +1,20 @@
 import type { Config } from '../config/config.js'
-import type { Db, Executor } from '../db/schema.js'
-import { write } from '../db/write.js'
-import { emailKey } from '../http/email.js'
+import type { Executor } from '../db/schema.js'
 import { ApiError, serviceUnavailable } from '../http/errors.js'
 import { queueAccountMail } from '../accounts/account.service.js'
-import { beginLoginAttempt, type LoginAttempt } from '../sessions/login-throttle.js'
-import { startSession } from '../sessions/session.service.js'
-import { findUserById } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
-import { acceptStep, countChallengeFailure, countRecoveryCodes, findActiveFactor, findLiveChallenge, insertChallenge, spendChallenge, spendRecoveryCode } from './mfa.repository.js'
+import { acceptStep, countRecoveryCodes, spendRecoveryCode } from './mfa.repository.js'
 import type { TotpFactorRow } from './mfa.tables.js'
 import { hashRecoveryCode, normalRecoveryCode } from './recovery-codes.js'
 import { SecretUnreadable, type SecretBox } from './secret-box.js'
 import { stepOf } from './totp.js'
 
-// A second factor at log-in (docs/accounts.md): a right password (or a provider's sign-in) for
-// an account with an active factor makes a challenge instead of a session, answered as 401
-// MFA_REQUIRED; POST /v1/sessions with the challenge and a code (or a recovery code) makes the
-// session. Every refusal of a code is the same 401 INVALID_MFA_CODE, and counts as a failed
-// log-in for the account's address (the log-in limits), so a challenge is no faster way to guess.
+// Checking and spending a second factor's codes (docs/accounts.md), wherever one is asked for:
+// the second step of a sign-in (sign-in/challenge-sign-in.ts), a re-authentication, the
+// factor's removal.
+
+/** What a refused code is told, wherever one is asked for (a 400 on the field `code`). */
+export const NOT_THE_CODE = 'is not a current code of your authenticator app'
 
 /** The context a factor's secret is sealed for: it opens only for its own account. */
 export function secretContext (userId: bigint): string {
@@ -27,16 +23,6 @@ export function secretContext (userId: bigint): string {
 
 export function mfaRequired (challenge: { challenge: string, expiresAt: string }, headers: Record<string, string> = {}): ApiError {
   return new ApiError('MFA_REQUIRED', { details: challenge, headers })
-}
-
-function invalidCode (headers: Record<string, string>): ApiError {
-  return new ApiError('INVALID_MFA_CODE', { headers })
-}
-
-/** The challenge for the account when it has an active factor (in the log-in's unit of work), else undefined. */
-export async function challengeIfNeeded (trx: Executor, userId: bigint): Promise<{ challenge: string, expiresAt: string } | undefined> {
-  if (await findActiveFactor(trx, userId) === undefined) return undefined
-  return await insertChallenge(trx, userId)
 }
 
 /**
@@ -77,38 +63,3 @@ export async function spendCode (trx: Executor, config: Config, user: UserRow, c
   await queueAccountMail(trx, config, { kind: 'mfa-changed', userId: user.id, address: user.email, data: { name: user.name, what: 'recovery-code-used', remaining: String(await countRecoveryCodes(trx, user.id)) } })
   return true
 }
-
-/** Finishes a log-in that waits for its second factor: a session, or 401 INVALID_MFA_CODE. */
-export async function completeChallenge (db: Db, config: Config, box: () => Promise<SecretBox>, body: { challenge: string, code: string }, client: string) {
-  const challenge = await findLiveChallenge(db, body.challenge)
-  const user = challenge === undefined ? undefined : await findUserById(db, challenge.user_id)
-  const factor = user === undefined ? undefined : await findActiveFactor(db, user.id)
-  // The key first: a server without one answers 503 before anything counts against the person.
-  const secrets = factor === undefined ? undefined : await box()
-  // Counted like a password: by the account's address from this client, by client, by account.
-  // An unknown challenge counts against the client alone (its address key names no account).
-  const attempt: LoginAttempt = await beginLoginAttempt(db, { email: user === undefined ? '' : emailKey(user.email), client, userId: user?.id }, {
-    perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient, perAccount: config.loginFailuresPerAccount
-  })
-  if (challenge === undefined || user === undefined) throw invalidCode(attempt.headers(true))
-  const check = factor === undefined || secrets === undefined ? undefined : checkCode(secrets, factor, body.code)
-  // A refusal inside the unit of work undoes it whole (a step accepted, then the challenge found
-  // spent by another request, must not stay accepted).
-  const refused = new Error('code refused')
-  let session: { token: string, expiresAt: string }
-  try {
-    session = await write(db, async (trx) => {
-      if (!await spendCode(trx, config, user, check)) throw refused
-      // Of two requests with the same challenge and two good codes, one session.
-      if (!await spendChallenge(trx, challenge.id)) throw refused
-      await attempt.succeeded(trx)
-      return await startSession(trx, config, user.id)
-    })
-  } catch (error) {
-    if (error !== refused) throw error
-    await write(db, async (trx) => { await countChallengeFailure(trx, challenge.id) })
-    throw invalidCode(attempt.headers(true))
-  }
-  return { user, ...session, headers: attempt.headers(false) }
-}
-

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
 import { authenticate, requireSelf } from '../auth/authentication.js'
+import { requireRecentAuthentication } from '../auth/recent-authentication.js'
 import { requires } from '../auth/scopes.js'
 import { write } from '../db/write.js'
 import { toIso } from '../db/types.js'
@@ -64,14 +65,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       operationId: 'deleteIdentity',
       summary: 'Unlink an identity provider',
-      description: 'The account no longer signs in with this provider. 409 LAST_SIGN_IN_METHOD when it is the account\'s only way in (no password, no other provider).',
+      description: 'The account no longer signs in with this provider. 409 LAST_SIGN_IN_METHOD when it is the account\'s only way in (no password, no other provider). Needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).',
       security: requires('session'),
       params: ProviderParams,
-      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'IDENTITY_NOT_FOUND', 'LAST_SIGN_IN_METHOD') }
+      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'REAUTHENTICATION_REQUIRED', 'IDENTITY_NOT_FOUND', 'LAST_SIGN_IN_METHOD') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
     const { provider } = request.params
+    if (await findUserById(db, id) === undefined) throw new ApiError('USER_NOT_FOUND')
+    requireSelf(request, id)
+    await requireRecentAuthentication(request)
     await write(db, async (trx) => {
       // Under the account's lock: two unlinks at once cannot each leave the other as the last way in.
       const user = await lockUser(trx, dialect, id)

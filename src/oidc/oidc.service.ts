@@ -1,5 +1,4 @@
 import * as client from 'openid-client'
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/config.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Db, Executor } from '../db/schema.js'
@@ -9,8 +8,6 @@ import { recordEvent } from '../events/event.repository.js'
 import { emailKey, WHATWG_EMAIL } from '../http/email.js'
 import { ApiError, serviceUnavailable, validationError } from '../http/errors.js'
 import { queueAccountMail } from '../accounts/account.service.js'
-import { startSession } from '../sessions/session.service.js'
-import { challengeIfNeeded, mfaRequired } from '../mfa/mfa.service.js'
 import { NO_PASSWORD } from '../users/password.js'
 import { findUserByEmail, findUserById, insertUser } from '../users/user.repository.js'
 import { toUserAccount } from '../users/user.representation.js'
@@ -81,27 +78,31 @@ async function providerStep<T> (step: () => Promise<T>): Promise<T> {
   }
 }
 
-export interface ProviderSignIn {
-  user: UserRow
-  token: string
-  expiresAt: string
+/** A sign-in the provider confirmed: its flow (claimed, not yet spent) and what the provider says of the person. */
+export interface ConfirmedSignIn {
+  provider: OidcProvider
+  flowId: bigint
+  claims: ProviderClaims
 }
 
+const unknownFlow = (): ApiError => new ApiError('INVALID_TOKEN', { message: 'This sign-in is unknown, already finished or expired. Begin it again.' })
+
 /**
- * Finishes a sign-in: the code exchanged (by openid-client, which checks the ID token), the
- * account found, linked or made, and a session, in one unit of work that also spends the flow.
+ * The provider's half of finishing a sign-in: the flow claimed, and the code exchanged (by
+ * openid-client, which checks the ID token). The account is found in the unit of work that
+ * spends the flow (accountOfSignIn).
  */
-export async function finishSignIn (db: Db, config: Config, providers: IdentityProviders, log: FastifyBaseLogger, body: { provider: string, code: string, state: string }): Promise<ProviderSignIn> {
+export async function confirmSignIn (db: Db, config: Config, providers: IdentityProviders, body: { provider: string, code: string, state: string }): Promise<ConfirmedSignIn> {
   const provider = providers.get(body.provider)
   if (provider === undefined) throw unknownProvider()
   // Held for as long as an exchange can take: discovery, the token and the keys, each with its
   // time limit. An instance that dies holding it lets go when that time is over.
   const holdMs = (config.oidc.timeoutSeconds * 3 + 5) * 1000
   const flow = await write(db, async (trx) => await claimFlow(trx, provider.id, body.state, holdMs))
-  if (flow === undefined) throw new ApiError('INVALID_TOKEN', { message: 'This sign-in is unknown, already finished or expired. Begin it again.' })
-  let claims: ProviderClaims
+  if (flow === undefined) throw unknownFlow()
   try {
-    claims = await providerStep(async () => await providers.exchange(provider, { redirectUri: flow.redirect_uri, codeVerifier: flow.code_verifier, nonce: flow.nonce }, body.code, body.state))
+    const claims = await providerStep(async () => await providers.exchange(provider, { redirectUri: flow.redirect_uri, codeVerifier: flow.code_verifier, nonce: flow.nonce }, body.code, body.state))
+    return { provider, flowId: flow.id, claims }
   } catch (error) {
     // A refused code or ID token ends the flow; an unreachable provider lets go of it, so the
     // same request can be sent again.
@@ -112,29 +113,22 @@ export async function finishSignIn (db: Db, config: Config, providers: IdentityP
     await write(db, async (trx) => { await releaseFlow(trx, flow.id) })
     throw error
   }
-  const attempt = async () => await write(db, async (trx) => {
-    if (!await spendFlow(trx, flow.id)) throw new ApiError('INVALID_TOKEN', { message: 'This sign-in is unknown, already finished or expired. Begin it again.' })
-    const user = await accountFor(trx, config, provider, claims)
-    if (config.requireEmailVerification && Number(user.email_verified) === 0) return { user, session: undefined, challenge: undefined }
-    // An account with a second factor asks for it after a provider's sign-in too.
-    const challenge = await challengeIfNeeded(trx, user.id)
-    if (challenge !== undefined) return { user, session: undefined, challenge }
-    return { user, session: await startSession(trx, config, user.id), challenge: undefined }
-  })
-  let result: Awaited<ReturnType<typeof attempt>>
-  try {
-    result = await attempt()
-  } catch (error) {
-    // Two first sign-ins of one person at once (two tabs): the second's insert meets the first's
-    // committed account or link. Its unit of work was rolled back whole, flow included; once
-    // more, it finds the link.
-    if (!isUniqueViolation(error) && !(error instanceof ApiError && error.code === 'DUPLICATE_EMAIL')) throw error
-    log.info({ provider: provider.id }, 'sign-in met a simultaneous one; trying once more')
-    result = await attempt()
-  }
-  if (result.challenge !== undefined) throw mfaRequired(result.challenge)
-  if (result.session === undefined) throw new ApiError('EMAIL_NOT_VERIFIED')
-  return { user: result.user, ...result.session }
+}
+
+/**
+ * In the sign-in's unit of work: spends the flow and answers the account the sign-in is (found,
+ * linked or made; see the top of this file). Two first sign-ins of one person at once (two tabs)
+ * meet in the unique indexes: the loser's unit is rolled back whole, flow included, and may run
+ * once more (`isSimultaneousSignIn`), when it finds the link.
+ */
+export async function accountOfSignIn (trx: Executor, config: Config, signIn: ConfirmedSignIn): Promise<UserRow> {
+  if (!await spendFlow(trx, signIn.flowId)) throw unknownFlow()
+  return await accountFor(trx, config, signIn.provider, signIn.claims)
+}
+
+/** Whether a sign-in's unit of work failed only because a simultaneous one made the same account or link first. */
+export function isSimultaneousSignIn (error: unknown): boolean {
+  return isUniqueViolation(error) || (error instanceof ApiError && error.code === 'DUPLICATE_EMAIL')
 }
 
 /** The account this provider's subject signs in to (see the top of this file). */
@@ -157,6 +151,8 @@ async function accountFor (trx: Executor, config: Config, provider: OidcProvider
           // The account is linked to another subject of this provider: one link per provider.
           throw new ApiError('DUPLICATE_EMAIL', { message: 'The account with this e-mail address is already linked to another account at this identity provider.', cause: error })
         })
+      // A new way into an existing account: its owner hears of it.
+      await queueAccountMail(trx, config, { kind: 'identity-linked', userId: existing.id, address: existing.email, data: { name: existing.name, provider: provider.id } })
       return existing
     }
   }

@@ -2,7 +2,7 @@ import { FieldErrorSchema, Problem, ValidationProblem } from '../http/schemas.js
 import { Order, OrderCreateBody, OrderPatchBody } from '../orders/order.schemas.js'
 import { Author, Post, PostCreateBody, PostPatchBody, PostReplaceBody, PostViews } from '../posts/post.schemas.js'
 import { Product, ProductCreateBody, ProductPatchBody } from '../products/product.schemas.js'
-import { ChallengeLoginBody, CurrentSession, LoginBody, PasswordLoginBody, ProviderLoginBody, Session, SessionUser } from '../sessions/session.schemas.js'
+import { ChallengeLoginBody, CodeReauthenticationBody, CurrentSession, LoginBody, PasswordLoginBody, PasswordReauthenticationBody, ProviderLoginBody, ReauthenticationBody, Session, SessionUser } from '../sessions/session.schemas.js'
 import { TotpActivation, TotpActivationBody, TotpEnrolment, TotpRemovalBody } from '../mfa/mfa.schemas.js'
 import { Identity, OidcAuthorization, OidcAuthorizationBody } from '../oidc/oidc.schemas.js'
 import { PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
@@ -22,6 +22,7 @@ export const componentSchemas = [
   UserPublic, UserPrivate, UserAccount, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
   MailRequestBody, EmailVerificationBody, PasswordResetBody,
   PasswordLoginBody, ProviderLoginBody, ChallengeLoginBody, LoginBody,
+  PasswordReauthenticationBody, CodeReauthenticationBody, ReauthenticationBody,
   TotpEnrolment, TotpActivationBody, TotpActivation, TotpRemovalBody, SessionUser, Session, CurrentSession,
   OidcAuthorizationBody, OidcAuthorization, Identity,
   Author, Post, PostCreateBody, PostReplaceBody, PostPatchBody, PostViews,

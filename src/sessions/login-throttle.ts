@@ -1,5 +1,7 @@
+import type { Config } from '../config/config.js'
 import { writeStatement } from '../db/compiled.js'
 import type { Db, Executor } from '../db/schema.js'
+import { emailKey } from '../http/email.js'
 import { ApiError } from '../http/errors.js'
 
 // Failed log-ins are counted in the database (so the limits hold across every instance behind
@@ -148,6 +150,20 @@ export async function beginLoginAttempt (db: Db, keys: ThrottleKeys, limits: Thr
     },
     headers: (failed) => rateLimitHeaders(failed ? states.map((s) => ({ ...s, count: s.count + 1 })) : states, WINDOW_SECONDS)
   }
+}
+
+/** The limits as configured (LOGIN_FAILURES_PER_EMAIL, _PER_CLIENT, _PER_ACCOUNT). */
+export function loginLimits (config: Config): ThrottleLimits {
+  return { perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient, perAccount: config.loginFailuresPerAccount }
+}
+
+/**
+ * An attempt to prove who one is (a password, a second-factor code), counted under the
+ * configured limits against the address it names (`email`: as typed, or the account's; '' for
+ * an attempt that names no account, which counts against the client alone).
+ */
+export async function beginSignInAttempt (db: Db, config: Config, attempt: { email: string, userId: bigint | undefined, client: string }): Promise<LoginAttempt> {
+  return await beginLoginAttempt(db, { email: emailKey(attempt.email), client: attempt.client, userId: attempt.userId }, loginLimits(config))
 }
 
 async function rememberClient (trx: Executor, userId: bigint, client: string, at: string, now: number): Promise<void> {

@@ -35,6 +35,18 @@ export const LoginBody = named('LoginRequest', Type.Union([ref(PasswordLoginBody
   description: 'Credentials for a log-in: an e-mail address and password, what an identity provider sent the person back with, or the second step of a log-in with a second factor (the challenge and a code). A body is checked as the form whose members it has.'
 }))
 
+export const PasswordReauthenticationBody = named('PasswordReauthenticationRequest', Type.Object({
+  password: OfferedPassword()
+}, { additionalProperties: false, description: 'A re-authentication with the account\'s password.', examples: [{ password: 'correct horse battery' }] }))
+
+export const CodeReauthenticationBody = named('CodeReauthenticationRequest', Type.Object({
+  code: MfaCode
+}, { additionalProperties: false, description: 'A re-authentication with a code of the account\'s second factor (or a recovery code).', examples: [{ code: '492039' }] }))
+
+export const ReauthenticationBody = named('ReauthenticationRequest', Type.Union([ref(PasswordReauthenticationBody), ref(CodeReauthenticationBody)], {
+  description: 'A proof that the holder of the session is the account\'s owner: the password, or a code of the second factor. A body is checked as the form whose members it has.'
+}))
+
 export const SessionUser = named('SessionUser', Type.Object({
   id: Id,
   email: Type.String(),

@@ -1,17 +1,13 @@
 import type { Config } from '../config/config.js'
 import type { Db, Executor } from '../db/schema.js'
 import { toIso } from '../db/types.js'
-import { write } from '../db/write.js'
-import { emailKey } from '../http/email.js'
 import { ApiError } from '../http/errors.js'
 import { findUserByEmail } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
 import { hasPassword, verifyAgainstDummy, verifyPassword } from '../users/password.js'
-import { beginLoginAttempt } from './login-throttle.js'
+import { beginSignInAttempt, type LoginAttempt } from './login-throttle.js'
 import { deleteExpiredSessions, insertSession } from './session.repository.js'
 import { newToken } from '../auth/token.js'
-import { challengeIfNeeded, mfaRequired } from '../mfa/mfa.service.js'
-import { findActiveFactor } from '../mfa/mfa.repository.js'
 
 function invalidCredentials (headers: Record<string, string>): ApiError {
   return new ApiError('INVALID_CREDENTIALS', { headers })
@@ -21,10 +17,10 @@ export interface VerifiedCredentials {
   user: UserRow
   /** The RateLimit header fields for the answer. */
   headers: Record<string, string>
+  /** The log-in limits' attempt, to settle in the unit of work that acts on the log-in. */
+  attempt: LoginAttempt
   /** Takes the attempt off the failure count; call it in the transaction that acts on the log-in. */
   succeeded: (trx: Executor) => Promise<void>
-  /** Takes back only this attempt: the password was right, but a second factor is still asked for. */
-  forgive: (trx: Executor) => Promise<void>
 }
 
 /**
@@ -34,13 +30,11 @@ export interface VerifiedCredentials {
 export async function verifyCredentials (db: Db, config: Config, email: string, password: string, client: string): Promise<VerifiedCredentials> {
   const user = await findUserByEmail(db, email)
   // Counted as a failure from here on, unless the password turns out right.
-  const attempt = await beginLoginAttempt(db, { email: emailKey(email), client, userId: user?.id }, {
-    perEmail: config.loginFailuresPerEmail, perClient: config.loginFailuresPerClient, perAccount: config.loginFailuresPerAccount
-  })
+  const attempt = await beginSignInAttempt(db, config, { email, client, userId: user?.id })
   // An account without a password (made by a provider) takes the time of a wrong one.
   const ok = user === undefined || !hasPassword(user.password_hash) ? await verifyAgainstDummy(password) : await verifyPassword(user.password_hash, password)
   if (user === undefined || !ok) throw invalidCredentials(attempt.headers(true))
-  return { user, headers: attempt.headers(false), succeeded: attempt.succeeded, forgive: attempt.forgive }
+  return { user, headers: attempt.headers(false), attempt, succeeded: attempt.succeeded }
 }
 
 /**
@@ -72,30 +66,6 @@ export function currentSessionRepresentation (expiresAt: Date | string, user: Se
 /** The answer to a log-in: the only response that carries the token. */
 export function sessionRepresentation (token: string, expiresAt: Date | string, user: SessionUserRow) {
   return { token, ...currentSessionRepresentation(expiresAt, user) }
-}
-
-export async function logIn (db: Db, config: Config, email: string, password: string, client: string) {
-  const { user, headers, succeeded, forgive } = await verifyCredentials(db, config, email, password, client)
-  if (config.requireEmailVerification && Number(user.email_verified) === 0) {
-    // The password was right, but no session until the address is proved. Its failures are
-    // cleared, unless a second factor is on: then only its code may clear them.
-    const factor = await findActiveFactor(db, user.id)
-    await write(db, async (trx) => { await (factor === undefined ? succeeded(trx) : forgive(trx)) })
-    throw new ApiError('EMAIL_NOT_VERIFIED', { headers })
-  }
-  // One transaction (one commit) for everything a successful log-in writes: the session, or,
-  // for an account with a second factor, the challenge its code answers.
-  const done = await write(db, async (trx) => {
-    const challenge = await challengeIfNeeded(trx, user.id)
-    if (challenge !== undefined) {
-      await forgive(trx)
-      return { challenge }
-    }
-    await succeeded(trx)
-    return { session: await startSession(trx, config, user.id) }
-  })
-  if (done.session === undefined) throw mfaRequired(done.challenge, headers)
-  return { session: sessionRepresentation(done.session.token, done.session.expiresAt, user), headers }
 }
 
 /**

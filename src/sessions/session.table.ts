@@ -6,6 +6,8 @@ export interface SessionTable {
   token_hash: string
   created_at: Timestamp
   expires_at: Timestamp
+  /** When the holder last proved who they are: the log-in, or a re-authentication since. */
+  authenticated_at: Timestamp
 }
 
 // One row per failed log-in (kept for the 15-minute window), naming the e-mail as compared

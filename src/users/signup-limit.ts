@@ -1,6 +1,6 @@
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
-import { recordHit } from '../http/sliding-window.js'
+import { recordHit, type Hit } from '../http/sliding-window.js'
 
 // Sign-ups per client address (SIGNUPS_PER_CLIENT_PER_HOUR) over a sliding hour, counted in the
 // database (http/sliding-window.ts) so the limit holds across instances, and under the
@@ -20,4 +20,15 @@ export async function countSignup (db: Db, dialect: DialectName, client: string,
   const hit = await recordHit(db, dialect, 'signup', client, [{ name: 'signup', limit, seconds: SIGNUP_WINDOW_SECONDS }],
     'Too many sign-ups from this address. Try again later.')
   return hit.headers
+}
+
+/**
+ * Counts, under the same per-client limit as sign-ups, a proposal of a new address for an
+ * account (PUT /v1/users/{id}): one that finds the address taken (409) answers what a sign-up
+ * would, so it is a way of finding out which addresses are registered, and is limited like one.
+ * The caller takes the hit back when the address turned out free.
+ */
+export async function countAddressProbe (db: Db, dialect: DialectName, client: string, limit: number): Promise<Hit> {
+  return await recordHit(db, dialect, 'signup', client, [{ name: 'signup', limit, seconds: SIGNUP_WINDOW_SECONDS }],
+    'Too many taken addresses were tried from this address. Try again later.')
 }

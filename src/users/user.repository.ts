@@ -75,11 +75,6 @@ export async function updatePasswordHash (db: Executor, id: bigint, passwordHash
   await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute()
 }
 
-/** The operator chose the address: an administrator's counts as verified. */
-export async function setAdmin (db: Executor, id: bigint, passwordHash: string, now: string): Promise<void> {
-  await db.updateTable('users').set({ role: 'ADMIN', password_hash: passwordHash, email_verified: 1, updated_at: now }).where('id', '=', id).execute()
-}
-
 /** Deletes the user; sessions, posts and orders go with it through ON DELETE CASCADE. */
 export async function deleteUser (db: Executor, id: bigint): Promise<void> {
   await db.deleteFrom('users').where('id', '=', id).execute()

@@ -16,12 +16,14 @@ import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatc
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCurrentPassword } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
-import { countSignup } from './signup-limit.js'
+import { countAddressProbe, countSignup } from './signup-limit.js'
+import { requireRecentAuthentication } from '../auth/recent-authentication.js'
+import { clientOf } from '../http/client-address.js'
 import { countPostsByAuthor, deleteUser, emailTakenByOther, postIdsOfAuthor, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
 import { toUserAccount, toUserPrivate, toUserPublic } from './user.representation.js'
 import { PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 import type { UserRow } from './user.table.js'
-import { voidTokens } from '../accounts/account-token.repository.js'
+import { hasLiveToken, voidTokens } from '../accounts/account-token.repository.js'
 import { afterPasswordReplaced, queueAccountMail } from '../accounts/account.service.js'
 import { emailKey } from '../http/email.js'
 
@@ -65,7 +67,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const { email, password, name } = request.body
-    void reply.headers(await countSignup(db, dialect, request.ip, app.config.signupsPerClientPerHour))
+    void reply.headers(await countSignup(db, dialect, clientOf(request), app.config.signupsPerClientPerHour))
     // A cheap early answer for the common case; the unique index decides the race.
     if (await findUserByEmail(db, email) !== undefined) throw new ApiError('DUPLICATE_EMAIL')
     const passwordHash = await hashPassword(password)
@@ -108,22 +110,34 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       operationId: 'replaceUser',
       summary: 'Replace your e-mail and name',
-      description: 'Only the user may change the account. Honours If-Match. A new `email` does not replace the address at once: it becomes `pendingEmail`, a verification link goes to it, and it becomes `email` when that link is used (the old address is then told). The current `email` (in any case) clears `pendingEmail`. An address another account has is 409 DUPLICATE_EMAIL.',
+      description: 'Only the user may change the account. Honours If-Match. A new `email` does not replace the address at once: it becomes `pendingEmail`, a verification link goes to it, and it becomes `email` when that link is used (the old address is then told). A new `email` needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication); the link counts against the new address\'s mail limits (429). The address already pending gets a new link only when its last one was spent or expired (an address waiting for its proof is mailed only at its account\'s asking). The current `email` (in any case) clears `pendingEmail`. An address another account has is 409 DUPLICATE_EMAIL, and counts against the sign-up limit of the client address (429 past it).',
       security: requires('session'),
       params: IdParams,
       headers: IfMatchHeaders,
       body: ref(UserReplaceBody),
-      response: { 200: success(UserAccount, { description: 'The changed user.', headers: ETAG_HEADER }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL') }
+      response: { 200: success(UserAccount, { description: 'The changed user.', headers: ETAG_HEADER }), ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'USER_NOT_FOUND', 'ACCESS_DENIED', 'REAUTHENTICATION_REQUIRED', 'PRECONDITION_FAILED', 'DUPLICATE_EMAIL', 'TOO_MANY_REQUESTS') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
+    const { email, name } = request.body
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
       representation: { schema: UserAccount, of: toUserAccount },
-      write: async (trx, current) => {
-        const { email, name } = request.body
+      // A move to a new address is what a stolen session would do first: it needs a recent
+      // proof of who is asking, and is counted as a probe of the address (taken or not).
+      prepare: async (current) => {
+        if (addressChange(current, email).kind !== 'new') return undefined
+        await requireRecentAuthentication(request)
+        return await countAddressProbe(db, dialect, clientOf(request), app.config.signupsPerClientPerHour)
+      },
+      write: async (trx, current, probe) => {
         const change = addressChange(current, email)
-        if (change.kind === 'new' && await emailTakenByOther(trx, email, id)) throw new ApiError('DUPLICATE_EMAIL')
+        if (change.kind === 'new') {
+          // The account's own change made meanwhile can turn this into a new address too.
+          if (probe === undefined) await requireRecentAuthentication(request)
+          if (await emailTakenByOther(trx, email, id)) throw new ApiError('DUPLICATE_EMAIL')
+          await probe?.takeBack(trx)
+        }
         const user = await updateUser(trx, id, {
           email: change.kind === 'same' ? email : current.email,
           pendingEmail: change.kind === 'same' ? null : change.kind === 'new' ? email : change.pending,
@@ -132,7 +146,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         })
         // A proposal dropped or replaced: its link no longer proves anything.
         if (current.pending_email !== null && change.kind !== 'pending') await voidTokens(trx, id, 'verify-email', current.pending_email)
-        if (change.kind === 'new') await queueAccountMail(trx, app.config, { kind: 'verify-email', userId: id, address: email })
+        // A new address gets its link; so does the one already proposed when its link was spent
+        // or expired: only the account that proposed an address may ask for its link again.
+        if (change.kind === 'new' || (change.kind === 'pending' && !await hasLiveToken(trx, id, 'verify-email', current.pending_email!))) {
+          await queueAccountMail(trx, app.config, { kind: 'verify-email', userId: id, address: email })
+        }
         await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user) })
         return user
       }
@@ -145,17 +163,18 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['users'],
       operationId: 'deleteUser',
       summary: 'Delete your account',
-      description: 'Your sessions, posts and orders go with it; the e-mail address becomes free.',
+      description: 'Your sessions, posts and orders go with it; the e-mail address becomes free. Needs a recent session (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).',
       security: requires('session'),
       params: IdParams,
       headers: IfMatchHeaders,
-      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'PRECONDITION_FAILED') }
+      response: { 204: NoContent, ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED', 'REAUTHENTICATION_REQUIRED', 'PRECONDITION_FAILED') }
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
       representation: { schema: UserAccount, of: toUserAccount },
+      prepare: async () => { await requireRecentAuthentication(request) },
       write: async (trx) => {
         // The account's posts go with it: their readers learn it as they learn of any deleted post.
         for (const postId of await postIdsOfAuthor(trx, id)) await recordEvent(trx, { type: 'post.deleted', resourceId: postId })
@@ -208,7 +227,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ...guardOf(request, id),
       // Checking and hashing passwords is slow: done before the transaction, never under the lock.
       prepare: async (user) => {
-        const { succeeded } = await verifyCurrentPassword(db, app.config, user.email, currentPassword, request.ip)
+        const { succeeded } = await verifyCurrentPassword(db, app.config, user.email, currentPassword, clientOf(request))
         return { succeeded, passwordHash: await hashPassword(newPassword) }
       },
       write: async (trx, user, { succeeded, passwordHash }) => {

@@ -15,6 +15,7 @@ import { guardedWrite } from '../http/guarded-write.js'
 import { finishPage, pageRequest, PageQuerySchema } from '../http/paging.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
+import { requireRecentSession } from '../auth/recent-authentication.js'
 import { authenticate, currentUser, isAdmin } from '../auth/authentication.js'
 import { newSecret } from './secret.js'
 import { checkTarget, checkTargetUrl } from './target-guard.js'
@@ -81,17 +82,18 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Any user: the endpoint receives the events its owner may read in the feed (an administrator\'s, every event), ' +
         'of the types in `events`. The URL must be https on a public address: a private, loopback or link-local address ' +
         '(or a name resolving to one) is 400 on `url`, unless the operator allows that host. The signing secret is in this ' +
-        'answer only.',
+        'answer only. Made with a log-in token, it needs a recent one (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).',
       security: requires('webhooks:write'),
       body: ref(WebhookEndpointCreateBody),
       response: {
         201: success(WebhookEndpointWithSecret, { description: 'The endpoint, with its signing secret.', headers: { ...LOCATION_HEADER } }),
-        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS)
+        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'REAUTHENTICATION_REQUIRED')
       }
     }
   }, async (request, reply) => {
     const user = currentUser(request)
     const { url, events = [ALL_EVENTS], description = '', enabled = true } = request.body
+    await requireRecentSession(request)
     await checkUrl(url)
     const row = await write(db, async (trx) => await insertEndpoint(trx, { userId: user.id, url, eventTypes: [...new Set(events)], description, enabled, secret: newSecret(), now: nowIso() }))
     return await reply.code(201).header('location', `/v1/webhook-endpoints/${row.id}`).send({ ...toEndpoint(row), secret: row.secret })
@@ -143,7 +145,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       operationId: 'updateWebhookEndpoint',
       summary: 'Change a webhook endpoint',
       description: `Some of ${WRITABLE_MEMBERS.join(', ')}, by the same rules as on creation. \`enabled: true\` on an endpoint the service ` +
-        'disabled clears `disabledReason`; its deliveries still pending resume. Honours If-Match.',
+        'disabled clears `disabledReason`; its deliveries still pending resume. Honours If-Match. A new `url` with a log-in token needs a recent one (403 REAUTHENTICATION_REQUIRED).',
       security: requires('webhooks:write'),
       params: IdParams,
       headers: IfMatchHeaders,
@@ -151,7 +153,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       body: ref(WebhookEndpointPatchBody),
       response: {
         200: success(WebhookEndpoint, { description: 'The changed endpoint.', headers: ETAG_HEADER }),
-        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'WEBHOOK_ENDPOINT_NOT_FOUND', 'PRECONDITION_FAILED')
+        ...errorResponses(...AUTH_ERRORS, ...BODY_ERRORS, 'WEBHOOK_ENDPOINT_NOT_FOUND', 'REAUTHENTICATION_REQUIRED', 'PRECONDITION_FAILED')
       }
     }
   }, async (request, reply) => {
@@ -160,7 +162,11 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await guardedWrite(request, reply, {
       ...guardOf(request, id),
       // Resolving the name is slow: done before the transaction, never under the lock.
-      prepare: async () => { if (url !== undefined) await checkUrl(url) },
+      prepare: async (endpoint) => {
+        if (url === undefined || url === endpoint.url) return
+        await requireRecentSession(request)
+        await checkUrl(url)
+      },
       write: async (trx) => await updateEndpoint(trx, id, {
         ...(url === undefined ? {} : { url }),
         ...(events === undefined ? {} : { event_types: JSON.stringify([...new Set(events)]) }),

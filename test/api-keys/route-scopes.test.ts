@@ -12,7 +12,7 @@ import { assertError, buildTestApp, createAdmin, type TestApp, type TestUser } f
 const PUBLIC_WRITES = ['POST /v1/email-verification-tokens', 'POST /v1/email-verifications', 'POST /v1/password-reset-tokens', 'POST /v1/password-resets', 'POST /v1/users', 'POST /v1/sessions', 'POST /v1/oidc-authorizations', 'POST /v1/posts/{id}/views']
 const SESSION_ONLY = [
   'PUT /v1/users/{id}', 'DELETE /v1/users/{id}', 'PUT /v1/users/{id}/password',
-  'GET /v1/sessions/current', 'DELETE /v1/sessions/current',
+  'GET /v1/sessions/current', 'DELETE /v1/sessions/current', 'POST /v1/sessions/current/reauthentication',
   'POST /v1/api-keys', 'GET /v1/api-keys', 'GET /v1/api-keys/{id}', 'DELETE /v1/api-keys/{id}',
   'GET /v1/users/{id}/identities', 'DELETE /v1/users/{id}/identities/{provider}',
   'POST /v1/users/{id}/totp', 'PUT /v1/users/{id}/totp', 'DELETE /v1/users/{id}/totp'

@@ -8,6 +8,7 @@ const LINK = 'http://localhost:3000/verify?token=abc123&lang=en'
 const NASTY_NAME = '<script>alert("x")</script> & \'Ö\''
 const IGNORE = 'If you did not ask for this, ignore this mail; nothing changes.'
 const NOT_YOU = "If this was not you, reset your password at once and check the account's e-mail address."
+const NOT_YOUR_ACCOUNT = 'If you did not make this account, do not open the link: someone else used your address. Ignore this mail, or take the account with a password reset, which ends everything its maker set up on it.'
 
 // Written out here rather than imported, so that a broken escape in the templates cannot also
 // break the expectation it is checked against.
@@ -15,7 +16,7 @@ const reference = (s: string) => s
   .replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;')
 const flatten = (s: string) => s.replace(/\r\n|[\r\n\v\f\u0085\u2028\u2029]/g, ' ')
 
-type Values = { name: string, link: string, oldEmail: string, newEmail: string }
+type Values = { name: string, link: string, oldEmail: string, newEmail: string, provider: string, keyName: string }
 
 const contents = (v: Values): MailContent[] => [
   { kind: 'verify-email', name: v.name, link: v.link, hours: 24, newAddress: false },
@@ -25,14 +26,17 @@ const contents = (v: Values): MailContent[] => [
   { kind: 'password-changed', name: v.name, how: 'reset' },
   { kind: 'password-changed', name: v.name, how: 'change' },
   { kind: 'mfa-changed', name: v.name, what: 'disabled', remaining: 0 },
-  { kind: 'mfa-changed', name: v.name, what: 'recovery-code-used', remaining: 9 }
+  { kind: 'mfa-changed', name: v.name, what: 'recovery-code-used', remaining: 9 },
+  { kind: 'mfa-changed', name: v.name, what: 'enabled', remaining: 0 },
+  { kind: 'identity-linked', name: v.name, provider: v.provider },
+  { kind: 'api-key-created', name: v.name, keyName: v.keyName, scopes: ['orders:read', 'events:read'], prefix: 'rk_Xb4k9QmT' }
 ]
 
 const label = (c: MailContent) => c.kind === 'verify-email'
   ? `${c.kind} (${c.newAddress ? 'new address' : 'account'})`
   : c.kind === 'password-changed' ? `${c.kind} (${c.how})` : c.kind === 'mfa-changed' ? `${c.kind} (${c.what})` : c.kind
 
-const plain: Values = { name: 'Ann', link: LINK, oldEmail: 'ann@example.com', newEmail: 'ann@example.org' }
+const plain: Values = { name: 'Ann', link: LINK, oldEmail: 'ann@example.com', newEmail: 'ann@example.org', provider: 'gitlab', keyName: 'fulfilment job' }
 const hasLink = (c: MailContent): c is Extract<MailContent, { link: string }> => 'link' in c
 
 describe('renderMail', () => {
@@ -65,8 +69,10 @@ describe('renderMail', () => {
       assert.ok(!mail.html.includes('token=abc123&lang'), 'a bare & in the HTML')
       // The button and the visible link.
       assert.equal(mail.html.split(`href="${escaped}"`).length - 1, 2)
-      assert.ok(mail.text.includes(IGNORE))
-      assert.ok(mail.html.includes(reference(IGNORE)))
+      // A sign-up's mail may reach an owner who never signed up: it says what to do then.
+      const closing = content.kind === 'verify-email' && !content.newAddress ? NOT_YOUR_ACCOUNT : IGNORE
+      assert.ok(mail.text.includes(closing), mail.text)
+      assert.ok(mail.html.includes(reference(closing)))
     })
   }
 
@@ -80,7 +86,10 @@ describe('renderMail', () => {
       'Your password was changed',
       'Your password was changed',
       'Your second factor was turned off',
-      'A recovery code was used'
+      'A recovery code was used',
+      'A second factor was turned on',
+      'A sign-in provider was linked to your account',
+      'A new API key was created'
     ])
   })
 
@@ -105,6 +114,16 @@ describe('renderMail', () => {
     }
     assert.notEqual(byReset!.text, byChange!.text)
     assert.match(byReset!.text, /reset/)
+  })
+
+  test('the notices of a new way in: a factor turned on, a provider linked, a key made (its name, scopes and prefix, never more)', { timeout: 30_000 }, () => {
+    const [enabled, linked, key] = contents(plain).slice(-3).map((c) => renderMail(c, SITE))
+    assert.match(enabled!.text, /authenticator app was added/)
+    assert.match(enabled!.text, /reset your password at once/)
+    assert.ok(linked!.text.includes('gitlab'), linked!.text)
+    assert.match(linked!.text, /unlink gitlab/)
+    assert.ok(key!.text.includes('fulfilment job') && key!.text.includes('orders:read, events:read') && key!.text.includes('rk_Xb4k9QmT'), key!.text)
+    for (const mail of [enabled!, linked!, key!]) assert.doesNotMatch(mail.text, /https?:\/\//)
   })
 
   for (const content of contents({ ...plain, name: NASTY_NAME })) {
@@ -147,18 +166,19 @@ describe('renderMail', () => {
       fc.string({ unit: 'binary', maxLength: 40 }),
       fc.string({ unit: fc.constantFrom('<', '>', '&', '"', "'", '\r', '\n', '=', '/', 'a', ' ', 'script', '&amp;', '$&', '😀'), maxLength: 30 })
     )
-    const markers: Values = { name: 'QQNAMEQQ', link: 'QQLINKQQ', oldEmail: 'QQOLDQQ', newEmail: 'QQNEWQQ' }
+    const markers: Values = { name: 'QQNAMEQQ', link: 'QQLINKQQ', oldEmail: 'QQOLDQQ', newEmail: 'QQNEWQQ', provider: 'QQPROVIDERQQ', keyName: 'QQKEYQQ' }
     const site = 'QQSITEQQ'
     const templates = contents(markers).map((c) => renderMail(c, site))
     // Replacement functions, so that a `$&` in a value is not read as a replacement pattern.
     const fill = (s: string, v: Values, siteValue: string, form: (s: string) => string) => s
       .replaceAll(markers.name, () => form(v.name)).replaceAll(markers.link, () => form(v.link))
       .replaceAll(markers.oldEmail, () => form(v.oldEmail)).replaceAll(markers.newEmail, () => form(v.newEmail))
+      .replaceAll(markers.provider, () => form(v.provider)).replaceAll(markers.keyName, () => form(v.keyName))
       .replaceAll(site, () => form(siteValue))
     const count = (s: string, c: string) => s.split(c).length - 1
 
     fc.assert(fc.property(
-      fc.record({ name: anyString, link: anyString, oldEmail: anyString, newEmail: anyString }),
+      fc.record({ name: anyString, link: anyString, oldEmail: anyString, newEmail: anyString, provider: anyString, keyName: anyString }),
       anyString,
       (values, siteValue) => {
         contents(values).forEach((content, i) => {

@@ -157,7 +157,7 @@ describe('a second factor (TOTP)', { timeout: 120_000 }, () => {
     assert.equal((await answer(await challengeOf(user), first)).statusCode, 201)
     assertError(await answer(await challengeOf(user), first), 401, 'INVALID_MFA_CODE')
     assert.equal((await answer(await challengeOf(user), ` ${second.toUpperCase().replace(/-/g, ' ')} `)).statusCode, 201)
-    const notices = await mailsOf(user.id)
+    const notices = (await mailsOf(user.id)).filter((mail) => JSON.parse(mail.data).what !== 'enabled')
     assert.deepEqual(notices.map((mail) => JSON.parse(mail.data).what), ['recovery-code-used', 'recovery-code-used'])
     assert.deepEqual(notices.map((mail) => JSON.parse(mail.data).remaining), ['9', '8'])
   })
@@ -182,7 +182,8 @@ describe('a second factor (TOTP)', { timeout: 120_000 }, () => {
     const removed = await remove(user, { password: user.password, code: recoveryCodes[3] })
     assert.equal(removed.statusCode, 204, removed.body)
     assert.equal((await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: user.auth })).statusCode, 200)
-    assert.deepEqual((await mailsOf(user.id)).map((mail) => JSON.parse(mail.data).what), ['disabled'])
+    // Turned on, then off: a notice each.
+    assert.deepEqual((await mailsOf(user.id)).map((mail) => JSON.parse(mail.data).what), ['enabled', 'disabled'])
     assert.equal((await logIn(user)).statusCode, 201)
     assertError(await remove(user, { password: user.password, code: codeAt(secret, 1) }), 404, 'TOTP_NOT_FOUND')
     const rows = await app.db.selectFrom('recovery_codes').select('id').where('user_id', '=', BigInt(user.id)).execute()
