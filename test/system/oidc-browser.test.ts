@@ -44,6 +44,9 @@ document.getElementById('sign-in').addEventListener('click', async () => {
     })
     const answer = await res.json()
     if (res.status !== 201) throw new Error(answer.code + ': ' + answer.message)
+    // Kept to compare on the way back: only this page can tell a sign-in this browser began
+    // from one an attacker began and sent it into (login CSRF).
+    sessionStorage.setItem('signInState', new URL(answer.authorizationUrl).searchParams.get('state'))
     location.assign(answer.authorizationUrl)
   } catch (error) {
     result.className = 'error'
@@ -59,6 +62,7 @@ const show = (id, text) => { document.getElementById(id).textContent = text }
 async function finish () {
   const params = new URLSearchParams(location.search)
   if (params.has('error')) throw new Error('the provider answered ' + params.get('error'))
+  if (params.get('state') !== sessionStorage.getItem('signInState')) throw new Error('This sign-in was not begun in this browser.')
   const res = await fetch(api + '/v1/sessions', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -66,6 +70,7 @@ async function finish () {
   })
   const session = await res.json()
   if (res.status !== 201) throw new Error(session.code + ': ' + session.message)
+  sessionStorage.removeItem('signInState')
   const current = await fetch(api + '/v1/sessions/current', { headers: { authorization: 'Bearer ' + session.token } })
   show('current-status', String(current.status))
   const me = await current.json()
@@ -274,6 +279,15 @@ test('sign-in with an identity provider in a browser: start page, provider log-i
   const again = await outcome(page)
   assert.equal(again.kind, 'error')
   assert.match(again.text, /^INVALID_TOKEN: /)
+
+  // A sign-in begun elsewhere (an attacker's own code and state, the victim's browser sent to
+  // the page): the page refuses it before asking the API (login CSRF).
+  requests.length = 0
+  await page.goto(`${client.base}/signed-in?code=attackers-code&state=attackers-state`)
+  const forged = await outcome(page)
+  assert.equal(forged.kind, 'error')
+  assert.equal(forged.text, 'This sign-in was not begun in this browser.')
+  assert.deepEqual(requests.filter((r) => r.includes(api)), [])
   expectRefusal = false
 
   // A second sign-in in the same browser: the provider remembers the person (and their consent)
