@@ -8,7 +8,7 @@ import { planOf } from './route-plan.js'
 // window per client address, counted in this instance's memory. It is a guard against one
 // client taking the server for itself; behind a load balancer each instance applies it on its
 // own. (The log-in and sign-up limits, which are security controls, are counted in the
-// database: sessions/login-throttle.ts, users/signup-limit.ts.)
+// database: limits/login-throttle.ts, limits/sliding-window.ts.)
 //
 // The answer: the error body of every other error, `Retry-After` on the 429, and the IETF
 // RateLimit / RateLimit-Policy fields (draft-ietf-httpapi-ratelimit-headers) on every counted

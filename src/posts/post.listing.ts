@@ -4,7 +4,7 @@ import { listFingerprint, SortedPageQuery } from '../http/sorted-paging.js'
 import { createdAtKey, createdRange, createdRangeQuery, createdRangeRule, type CreatedRange } from '../http/created-range.js'
 import { SearchParameter } from '../search/search-parameter.js'
 import { searchTerms, type SearchTerms } from '../search/search-terms.js'
-import type { PostWithAuthor } from './post.repository.js'
+import type { PostWithAuthor } from './post.table.js'
 
 // What GET /v1/posts can be asked: filters (combined with AND) and one of three sorts, each a
 // keyset order over an index (migration 012): the sort key, then the id in the same direction.

@@ -3,7 +3,7 @@ import type { Database, Db, Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
 import type { RowWrite } from '../events/recorded-write.js'
-import type { PostRow } from './post.table.js'
+import type { PostRow, PostWithAuthor } from './post.table.js'
 import { sql, type CompiledQuery, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import type { PagePosition } from '../http/sorted-paging.js'
 import { boundsAfterCursor } from '../http/created-range.js'
@@ -11,11 +11,10 @@ import { pageAfter, readPage } from '../db/keyset.js'
 import { fts5Query, tsQuery, tsQueryOnce } from '../search/search-terms.js'
 import { POST_ORDERS, readRelevanceKey, type PostListing, type PostOrderName, type RankedPostRow } from './post.listing.js'
 
-// Every read returns the row with its author's name, which is what the representation (and so
-// the ETag) is made of. The name comes from a scalar subquery rather than a join, so that the
-// planner of either database has one obvious plan for a page: walk the sort's index and stop
-// after `limit` rows, looking up one name per row.
-export type PostWithAuthor = PostRow & { author_name: string }
+// Every read returns the row with its author's name (PostWithAuthor), which is what the
+// representation (and so the ETag) is made of. The name comes from a scalar subquery rather than
+// a join, so that the planner of either database has one obvious plan for a page: walk the
+// sort's index and stop after `limit` rows, looking up one name per row.
 
 // The columns, named rather than `*`: the hot queries run as prepared statements
 // (db/statement-names.ts).

@@ -1,5 +1,5 @@
 import { toIso } from '../db/types.js'
-import type { PostWithAuthor } from './post.repository.js'
+import type { PostWithAuthor } from './post.table.js'
 
 /** The post representation, exactly `{id, title, content, author: {id, name}, views, createdAt, updatedAt}`. */
 export function toPost (row: PostWithAuthor) {

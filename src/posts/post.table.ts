@@ -13,3 +13,6 @@ export interface PostTable {
 }
 
 export type PostRow = Selectable<PostTable>
+
+/** A post as every read returns it: with its author's name, which its representation shows. */
+export type PostWithAuthor = PostRow & { author_name: string }

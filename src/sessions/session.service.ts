@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.js'
 import { findUserByEmail } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
 import { hasPassword, verifyAgainstDummy, verifyPassword } from '../users/password.js'
-import { beginSignInAttempt, type LoginAttempt } from './login-throttle.js'
+import { beginSignInAttempt, type LoginAttempt } from '../limits/login-throttle.js'
 import { deleteExpiredSessions, insertSession } from './session.repository.js'
 import { newToken } from '../auth/token.js'
 

@@ -3,7 +3,7 @@ import type { Executor } from '../db/schema.js'
 import { ApiError } from '../http/errors.js'
 import { mfaRequired } from '../mfa/mfa.service.js'
 import { findActiveFactor, insertChallenge } from '../mfa/mfa.repository.js'
-import type { LoginAttempt } from '../sessions/login-throttle.js'
+import type { LoginAttempt } from '../limits/login-throttle.js'
 import { startSession } from '../sessions/session.service.js'
 import type { UserRow } from '../users/user.table.js'
 

@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.js'
 import { findActiveFactor, findLiveChallenge, dropUsedUpChallenge, spendChallenge, takeGuess } from '../mfa/mfa.repository.js'
 import { checkCode, spendCode } from '../mfa/mfa.service.js'
 import type { SecretBox } from '../mfa/secret-box.js'
-import { beginSignInAttempt } from '../sessions/login-throttle.js'
+import { beginSignInAttempt } from '../limits/login-throttle.js'
 import { startSession } from '../sessions/session.service.js'
 import { findUserById } from '../users/user.repository.js'
 

@@ -1,9 +1,9 @@
 import type { DialectName } from '../db/database.js'
 import type { Db } from '../db/schema.js'
-import { recordHit, type Hit } from '../http/sliding-window.js'
+import { recordHit, type Hit } from '../limits/sliding-window.js'
 
 // Sign-ups per client address (SIGNUPS_PER_CLIENT_PER_HOUR) over a sliding hour, counted in the
-// database (http/sliding-window.ts) so the limit holds across instances, and under the
+// database (limits/sliding-window.ts) so the limit holds across instances, and under the
 // address's lock, so that of simultaneous sign-ups exactly as many pass as the limit allows.
 // What is counted is every sign-up that passed validation and reached the database, whether it
 // created a user or found the e-mail taken (409): both cost a password hash, and counting the

@@ -9,7 +9,7 @@ import { foreignId, timestampType, withId } from './columns.js'
 // - the mail outbox: a mail to make and send, recorded in the same unit of work as the change
 //   that causes it and sent by the background sender (src/mail/mail-sender.ts). It holds no
 //   token: a token is made when its mail is sent, so none is ever stored in clear;
-// - hits counted against a limit over a sliding window (http/sliding-window.ts): mails asked
+// - hits counted against a limit over a sliding window (limits/sliding-window.ts): mails asked
 //   for per address, failed tokens per client address.
 export function accountsAndMail (dialect: DialectName): Migration {
   const ts = timestampType(dialect)

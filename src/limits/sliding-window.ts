@@ -2,8 +2,7 @@ import { sql } from 'kysely'
 import type { DialectName } from '../db/database.js'
 import { write } from '../db/write.js'
 import type { Db, Executor } from '../db/schema.js'
-import type { GeneratedId, Timestamp } from '../db/types.js'
-import { ApiError } from './errors.js'
+import { ApiError } from '../http/errors.js'
 
 // Limits counted in the database over sliding windows, so they hold across every instance:
 // hits of a scope (`mail-address`, `token-client`) by a key (an address, a client address).
@@ -15,12 +14,6 @@ import { ApiError } from './errors.js'
 // that turned out good is not a failure). Hits older than the longest window are deleted by the
 // mail sender's hourly pruning, not by each request.
 
-export interface LimitHitTable {
-  id: GeneratedId
-  scope: string
-  key: string
-  at: Timestamp
-}
 
 export interface Window {
   /** The policy's name in the RateLimit fields. */
@@ -89,7 +82,6 @@ export async function countHit (trx: Executor, dialect: DialectName, scope: stri
   }
 }
 
-/** Counts and records a hit in a unit of work of its own; throws the 429 past a limit. */
 /** The longest window of any limit here (an hour): a hit older than that counts for nothing. */
 export const LONGEST_WINDOW_SECONDS = 3600
 
@@ -98,6 +90,7 @@ export async function pruneHits (executor: Executor, now = Date.now()): Promise<
   await executor.deleteFrom('limit_hits').where('at', '<=', new Date(now - LONGEST_WINDOW_SECONDS * 1000).toISOString()).execute()
 }
 
+/** Counts and records a hit in a unit of work of its own; throws the 429 past a limit. */
 export async function recordHit (db: Db, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string, now = Date.now()): Promise<Hit> {
   const counted = await write(db, async (trx) => await countHit(trx, dialect, scope, key, windows, message, now))
   if (counted.refused) throw counted.error
