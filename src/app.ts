@@ -36,6 +36,8 @@ import { webhookRoutes } from './webhooks/webhook.routes.js'
 import { accountRoutes } from './accounts/account.routes.js'
 import { accountPages } from './accounts/account-pages.js'
 import { mailSender } from './mail/mail-sender.plugin.js'
+import { accountMail } from './accounts/account-mail.js'
+import { siteName } from './accounts/account-links.js'
 import { identityProviders } from './oidc/identity-providers.plugin.js'
 import { oidcRoutes } from './oidc/oidc.routes.js'
 import { secretBox } from './mfa/secret-box.plugin.js'
@@ -117,6 +119,6 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   }
   await app.register(accountPages)
   await app.register(webhookDispatcher)
-  await app.register(mailSender)
+  await app.register(mailSender, { compose: accountMail(database.db, config), site: siteName(config) })
   return app
 }

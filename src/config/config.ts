@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { backupConfig, BackupConfigError, type BackupConfig } from '../backups/backup.config.js'
 import { WHATWG_EMAIL } from '../http/email.js'
-import { parseAllowHosts } from '../webhooks/target-guard.js'
+import { parseAllowHosts } from '../webhooks/allow-hosts.js'
 import { OidcConfigError, parseOidcProviders, type OidcConfig } from '../oidc/oidc.config.js'
 
 // Configuration comes only from the environment (docs/api.md). It is parsed once at

@@ -1,9 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { Id, named, Timestamp } from '../http/schemas.js'
-import { Order } from '../orders/order.schemas.js'
-import { Post } from '../posts/post.schemas.js'
-import { Product } from '../products/product.schemas.js'
-import { UserAccount } from '../users/user.schemas.js'
 import { EVENT_TYPES, PING_TYPE, resourceTypeOf, type EventType, type ResourceType } from './event.types.js'
 
 // Every event type as a named schema (components.schemas, and the document's `webhooks`),
@@ -12,13 +8,14 @@ import { EVENT_TYPES, PING_TYPE, resourceTypeOf, type EventType, type ResourceTy
 export const EventId = Type.String({ description: 'The event\'s id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.', examples: ['evt_3q2-7xWm0aZ5vLk8pQnRtY'] })
 export const Sequence = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The event\'s place in the feed: strictly increasing in commit order, with no gaps a reader can see.', examples: [1042] })
 
-// The representations a webhook endpoint's disabling and an API key's events carry (defined by
-// their features, referenced here by name to keep the features' schemas apart).
+// The representation each resource's events carry, named by its `$id` (defined by its feature,
+// which this file does not import: the events stand below the features that record them, and
+// the names resolve wherever the named schemas are added, components.ts).
 const DATA: Record<ResourceType, string> = {
-  user: UserAccount.$id!,
-  post: Post.$id!,
-  product: Product.$id!,
-  order: Order.$id!,
+  user: 'UserAccount',
+  post: 'Post',
+  product: 'Product',
+  order: 'Order',
   webhook_endpoint: 'WebhookEndpoint',
   api_key: 'ApiKey'
 }

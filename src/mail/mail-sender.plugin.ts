@@ -1,19 +1,24 @@
 import fp from 'fastify-plugin'
-import { accountMail } from '../accounts/account-mail.js'
-import { siteName } from '../accounts/account-links.js'
-import { MailSender } from './mail-sender.js'
+import { MailSender, type Compose } from './mail-sender.js'
+
+export interface MailSenderOptions {
+  /** What each queued mail says, decided when it is sent (the features' mails: accounts/account-mail.ts). */
+  compose: Compose
+  /** The site's name, as every mail signs it. */
+  site: string
+}
 
 // Every instance of the service runs a mail sender (no second program to operate): it starts
 // when the app is ready and stops, letting mails in flight finish briefly, before the database
 // closes. Without SMTP_URL it writes each mail to MAIL_DIR and logs the file's path.
-export const mailSender = fp(async (app) => {
+export const mailSender = fp<MailSenderOptions>(async (app, { compose, site }) => {
   const sender = new MailSender({
     db: app.db,
     dialect: app.dialect,
     config: app.config.mail,
-    site: siteName(app.config),
+    site,
     log: app.log.child({ component: 'mail' }),
-    compose: accountMail(app.db, app.config),
+    compose,
     registry: app.metricsRegistry
   })
   app.addHook('onReady', async () => { sender.start() })

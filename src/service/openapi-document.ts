@@ -1,7 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger'
 import { eventSchemaName } from '../events/event.schemas.js'
 import { EVENT_TYPES, PING_TYPE } from '../events/event.types.js'
-import { VERSION } from './version.js'
+import { VERSION } from '../version.js'
 
 // The options of the OpenAPI document (@fastify/swagger) and the last touches it gets once
 // generated from the route schemas: shared response headers as components, examples of

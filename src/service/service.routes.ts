@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
 import { sql } from 'kysely'
 import { ApiError, catalogue, errorCodes, serviceUnavailable, type ErrorCode } from '../http/errors.js'
-import { NAME, VERSION } from './version.js'
+import { NAME, VERSION } from '../version.js'
 import { errorResponses, named, ref, success, unlimitedErrorResponses } from '../http/schemas.js'
 
 export const ErrorEntry = named('ErrorEntry', Type.Object({

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici'
-import { VERSION } from '../service/version.js'
+import { VERSION } from '../version.js'
 import { signatures } from './secret.js'
 
 // One attempt to deliver: a signed POST of the event, judged by its answer. Redirects are not

@@ -6,8 +6,9 @@ import { getDefaultAutoSelectFamily, setDefaultAutoSelectFamily } from 'node:net
 import { describe, test } from 'node:test'
 import { request } from 'undici'
 import {
-  checkTarget, checkTargetUrl, deliveryAgent, MAX_URL_LENGTH, parseAllowHosts, TargetRefusedError, type TargetPolicy
+  checkTarget, checkTargetUrl, deliveryAgent, MAX_URL_LENGTH, TargetRefusedError, type TargetPolicy
 } from '../../src/webhooks/target-guard.js'
+import { parseAllowHosts } from '../../src/webhooks/allow-hosts.js'
 
 // The server-side request forgery guard of webhook deliveries: what an endpoint URL may be, and
 // that a delivery's connection goes only where the checks allowed, whatever a name resolves to
