@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       adminEmail: undefined,
       adminPassword: undefined,
       sessionTtlSeconds: 86400,
+      reauthenticationSeconds: 600,
       bodyLimitBytes: 1048576,
       logLevel: 'info',
       corsOrigins: [],
@@ -139,7 +140,7 @@ describe('loadConfig', () => {
   test('reads every variable', () => {
     const config = loadConfig({
       PORT: '0', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u:p@db:5432/app', ADMIN_EMAIL: 'a@example.com', ADMIN_PASSWORD: 'password1',
-      SESSION_TTL_SECONDS: '60', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'debug', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
+      SESSION_TTL_SECONDS: '60', REAUTHENTICATION_SECONDS: '120', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'debug', CORS_ORIGINS: 'https://a.example, http://localhost:5173',
       RATE_LIMIT_PER_MINUTE: '0', LOGIN_FAILURES_PER_EMAIL: '5', LOGIN_FAILURES_PER_CLIENT: '50',
       LOGIN_FAILURES_PER_ACCOUNT: '70', SIGNUPS_PER_CLIENT_PER_HOUR: '3', METRICS_HOST: '10.0.0.5', METRICS_PORT: '0',
       TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8,loopback', SHUTDOWN_GRACE_MS: '0', PG_PREPARED_STATEMENTS: 'false',
@@ -163,6 +164,7 @@ describe('loadConfig', () => {
     assert.equal(config.metricsHost, '10.0.0.5')
     assert.equal(config.metricsPort, 0)
     assert.equal(config.sessionTtlSeconds, 60)
+    assert.equal(config.reauthenticationSeconds, 120)
     assert.equal(config.bodyLimitBytes, 2048)
   })
 
@@ -170,6 +172,7 @@ describe('loadConfig', () => {
     ['PORT', { PORT: 'eighty' }], ['PORT', { PORT: '70000' }], ['PORT', { PORT: '-1' }], ['PORT', { PORT: '80.5' }],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }], ['DATABASE_URL', { DATABASE_URL: 'file:' }], ['DATABASE_URL', { DATABASE_URL: 'postgres://' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }], ['SESSION_TTL_SECONDS', { SESSION_TTL_SECONDS: '0' }],
+    ['REAUTHENTICATION_SECONDS', { REAUTHENTICATION_SECONDS: '0' }], ['REAUTHENTICATION_SECONDS', { REAUTHENTICATION_SECONDS: 'ten minutes' }],
     ['BODY_LIMIT_BYTES', { BODY_LIMIT_BYTES: '-5' }], ['CORS_ORIGINS', { CORS_ORIGINS: 'not an origin' }],
     ['CORS_ORIGINS', { CORS_ORIGINS: 'https://ok.example/path' }],
     ['RATE_LIMIT_PER_MINUTE', { RATE_LIMIT_PER_MINUTE: '1.5' }], ['LOGIN_FAILURES_PER_EMAIL', { LOGIN_FAILURES_PER_EMAIL: 'x' }],
