@@ -123,14 +123,24 @@ export async function createUser (app: FastifyInstance, fields: Partial<{ email:
   const password = fields.password ?? 'correct horse battery'
   const created = await app.inject({ method: 'POST', url: '/v1/users', payload: { email, name, password } })
   assert.equal(created.statusCode, 201, created.body)
-  const token = await login(app, email, password)
+  const token = await tokenOf(app, email, password)
   return { id: created.json().id, email, name, password, token, auth: { authorization: `Bearer ${token}` } }
 }
 
-export async function login (app: FastifyInstance, email: string, password: string): Promise<string> {
+export async function tokenOf (app: FastifyInstance, email: string, password: string): Promise<string> {
   const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password } })
   assert.equal(res.statusCode, 201, res.body)
   return res.json().token
+}
+
+/** POST /v1/sessions with this body (a password, a provider's answer, a challenge's code): the answer, whatever it is. */
+export async function logIn (app: FastifyInstance, payload: unknown, options: { remoteAddress?: string, headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+  return await app.inject({ method: 'POST', url: '/v1/sessions', payload: payload as object, ...(options.headers === undefined ? {} : { headers: options.headers }), ...(options.remoteAddress === undefined ? {} : { remoteAddress: options.remoteAddress }) })
+}
+
+/** Sends a body as raw JSON text, so that escapes such as \u0000 or a lone \ud800 reach the server as written. */
+export async function sendRaw (app: FastifyInstance, method: 'POST' | 'PUT' | 'PATCH', url: string, text: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return await app.inject({ method, url, headers: { 'content-type': 'application/json', ...headers }, payload: text })
 }
 
 /** Creates an admin through the ADMIN_* start-up path and logs it in. */
@@ -139,7 +149,7 @@ export async function createAdmin (app: FastifyInstance): Promise<TestUser> {
   const email = uniqueEmail('admin')
   const password = 'admin password 1'
   await ensureAdmin(app.db, email, password)
-  const token = await login(app, email, password)
+  const token = await tokenOf(app, email, password)
   const me = await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: { authorization: `Bearer ${token}` } })
   return { id: me.json().user.id, email, name: me.json().user.name, password, token, auth: { authorization: `Bearer ${token}` } }
 }

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
 import { sql } from 'kysely'
-import { assertError, buildTestApp, createUser, uniqueEmail, waitFor, type TestUser } from '../helper.js'
-import { SmtpCapture, tokenIn } from '../mail/smtp-capture.js'
+import { assertError, buildTestApp, createUser, logIn, type TestUser, uniqueEmail, waitFor } from '../helper.js'
+import { SmtpCapture, tokenIn } from '../support/smtp-capture.js'
 
 // A change of address through a real SMTP server: PUT proposes the new address (it becomes
 // pendingEmail), the link mailed to it makes it the account's address and the old address is
@@ -40,7 +40,6 @@ const put = (user: TestUser, email: string, id: number = user.id) =>
   app.inject({ method: 'PUT', url: `/v1/users/${id}`, headers: user.auth, payload: { email, name: user.name } })
 const verify = (token: string) => app.inject({ method: 'POST', url: '/v1/email-verifications', payload: { token } })
 const current = (user: TestUser) => app.inject({ method: 'GET', url: '/v1/sessions/current', headers: user.auth })
-const logIn = (email: string, password: string) => app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password } })
 
 /** Proposes a new address and returns the token of the confirmation mailed to it. */
 async function propose (user: TestUser, email: string): Promise<string> {
@@ -77,8 +76,8 @@ describe('changing the address', TIMEOUT, () => {
     assert.ok(notice.text.includes(fresh), notice.text)
     assert.ok(!notice.raw.includes(token), 'the notice carries no token')
 
-    assert.equal((await logIn(fresh, user.password)).statusCode, 201)
-    assertError(await logIn(user.email, user.password), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(app, { email: fresh, password: user.password })).statusCode, 201)
+    assertError(await logIn(app, { email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS')
     assertError(await verify(token), 400, 'INVALID_TOKEN')
 
     const feed = await app.inject({ method: 'GET', url: '/v1/events?limit=100', headers: user.auth })
@@ -101,7 +100,7 @@ describe('changing the address', TIMEOUT, () => {
     const me = (await current(user)).json().user
     assert.equal(me.email, user.email)
     assert.equal(me.emailVerified, false)
-    assert.equal((await logIn(user.email, user.password)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: user.password })).statusCode, 201)
     const holders = await app.db.selectFrom('users').select('id').where(sql<string>`lower(email)`, '=', wanted.toLowerCase()).execute()
     assert.deepEqual(holders.map((row) => Number(row.id)), [newcomer.json().id])
   })

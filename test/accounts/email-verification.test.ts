@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
-import { SmtpCapture, linkIn, tokenIn } from '../mail/smtp-capture.js'
+import { SmtpCapture, linkIn, tokenIn } from '../support/smtp-capture.js'
 import { assertError, buildAppForTest, buildTestApp, createAdmin, uniqueEmail } from '../helper.js'
 
 // E-mail verification, end to end from the mail a real SMTP server captured: sign-up sends it,

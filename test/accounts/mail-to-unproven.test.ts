@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
-import { SmtpCapture, tokenIn } from '../mail/smtp-capture.js'
-import { RESET_SUBJECT } from './account-moves.js'
+import { SmtpCapture, tokenIn } from '../support/smtp-capture.js'
+import { RESET_SUBJECT } from './fixtures.js'
 
 // Mail to an address nobody has proven is mail to a stranger, as far as the service knows: every
 // such mail counts against the address's limits (one a minute, five an hour), so nobody can

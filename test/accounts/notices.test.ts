@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
 import { buildTestApp, createUser, uniqueEmail } from '../helper.js'
-import { SmtpCapture } from '../mail/smtp-capture.js'
-import { startTestProvider } from '../oidc/oidc-provider.js'
-import { turnOnFactor } from './account-moves.js'
+import { SmtpCapture } from '../support/smtp-capture.js'
+import { startTestProvider } from '../support/oidc-provider.js'
+import { turnOnFactor } from './fixtures.js'
 
 // Every new way into an account is told to its address at once, so an owner whose session or
 // password was used learns of it: a second factor turned on, a provider linked to an existing

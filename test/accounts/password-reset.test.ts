@@ -4,9 +4,9 @@ import { after, before, describe, test } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import type { AddressObject } from 'mailparser'
 import { write } from '../../src/db/write.js'
-import { assertError, buildTestApp, createUser, login, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, createUser, logIn, tokenOf, uniqueEmail } from '../helper.js'
 import { waitFor } from '../system/load.js'
-import { SmtpCapture, linkIn, tokenIn } from '../mail/smtp-capture.js'
+import { SmtpCapture, linkIn, tokenIn } from '../support/smtp-capture.js'
 
 // Forgotten passwords, end to end through a real SMTP server: the reset mail and its link, the
 // token spent once, what a reset does to the account (sessions, API keys, the address's proof),
@@ -32,7 +32,6 @@ const reset = (target: FastifyInstance, payload: unknown, remoteAddress?: string
   target.inject({ method: 'POST', url: '/v1/password-resets', payload: payload as object, ...(remoteAddress === undefined ? {} : { remoteAddress }) })
 const verify = (target: FastifyInstance, payload: unknown, remoteAddress?: string) =>
   target.inject({ method: 'POST', url: '/v1/email-verifications', payload: payload as object, ...(remoteAddress === undefined ? {} : { remoteAddress }) })
-const logIn = (email: string, password: string) => app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password } })
 const current = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/v1/sessions/current', headers })
 
 /** Asks for a reset mail and returns the token from its link. */
@@ -77,8 +76,8 @@ describe('password reset through the mail', TIMEOUT, () => {
     assert.equal(done.statusCode, 204, done.body)
     assert.equal(done.body, '')
     assertError(await current(user.auth), 401, 'AUTHENTICATION_REQUIRED')
-    assertError(await logIn(user.email, user.password), 401, 'INVALID_CREDENTIALS')
-    assert.equal((await logIn(user.email, NEW_PASSWORD)).statusCode, 201)
+    assertError(await logIn(app, { email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(app, { email: user.email, password: NEW_PASSWORD })).statusCode, 201)
 
     const notice = await smtp.next(user.email, CHANGED_SUBJECT)
     assert.deepEqual(notice.to, [user.email.toLowerCase()])
@@ -86,7 +85,7 @@ describe('password reset through the mail', TIMEOUT, () => {
     assert.ok(!notice.raw.includes(token), 'the notice carries no token')
 
     assertError(await reset(app, { token, newPassword: 'yet another password' }), 400, 'INVALID_TOKEN')
-    assertError(await logIn(user.email, 'yet another password'), 401, 'INVALID_CREDENTIALS')
+    assertError(await logIn(app, { email: user.email, password: 'yet another password' }), 401, 'INVALID_CREDENTIALS')
   })
 
   test('an address no account has: the same 202, and no mail goes to it', TIMEOUT, async () => {
@@ -117,7 +116,7 @@ describe('tokens refused with INVALID_TOKEN', TIMEOUT, () => {
     assert.notEqual(first, second)
     assertError(await reset(app, { token: first, newPassword: NEW_PASSWORD }), 400, 'INVALID_TOKEN')
     assert.equal((await reset(app, { token: second, newPassword: NEW_PASSWORD })).statusCode, 204)
-    assert.equal((await logIn(user.email, NEW_PASSWORD)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: NEW_PASSWORD })).statusCode, 201)
   })
 
   test('a token of the other kind is refused at each endpoint, and stays good for its own', TIMEOUT, async () => {
@@ -139,7 +138,7 @@ describe('tokens refused with INVALID_TOKEN', TIMEOUT, () => {
       .where('user_id', '=', BigInt(user.id)).where('purpose', '=', 'reset-password').executeTakeFirst())
     assert.equal(Number(numUpdatedRows), 1)
     assertError(await reset(app, { token, newPassword: NEW_PASSWORD }), 400, 'INVALID_TOKEN')
-    assert.equal((await logIn(user.email, user.password)).statusCode, 201, 'the password stays')
+    assert.equal((await logIn(app, { email: user.email, password: user.password })).statusCode, 201, 'the password stays')
   })
 
   test('a token of an account deleted since', TIMEOUT, async () => {
@@ -236,9 +235,9 @@ describe('bad input', TIMEOUT, () => {
     const user = await createUser(app)
     const token = await resetToken(user)
     assertError(await reset(app, { token, newPassword: 'short12' }), 400, 'VALIDATION_ERROR', ['newPassword'])
-    assert.equal((await logIn(user.email, user.password)).statusCode, 201, 'the password stays')
+    assert.equal((await logIn(app, { email: user.email, password: user.password })).statusCode, 201, 'the password stays')
     assert.equal((await reset(app, { token, newPassword: NEW_PASSWORD })).statusCode, 204)
-    assert.equal((await logIn(user.email, NEW_PASSWORD)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: NEW_PASSWORD })).statusCode, 201)
   })
 })
 
@@ -253,7 +252,7 @@ describe('what a reset does to the account', TIMEOUT, () => {
     for (const res of answers) if (res.statusCode !== 204) assertError(res, 400, 'INVALID_TOKEN')
     // The winner's password is the one in force, and no other.
     for (const [i, password] of passwords.entries()) {
-      assert.equal((await logIn(user.email, password)).statusCode, i === won[0] ? 201 : 401, password)
+      assert.equal((await logIn(app, { email: user.email, password: password })).statusCode, i === won[0] ? 201 : 401, password)
     }
     await smtp.next(user.email, CHANGED_SUBJECT)
   })
@@ -262,7 +261,7 @@ describe('what a reset does to the account', TIMEOUT, () => {
     const user = await createUser(app)
     // The owner proved the address before (a reset of an address never proven ends the keys too).
     await write(app.db, async (trx) => { await trx.updateTable('users').set({ email_verified: 1 }).where('id', '=', BigInt(user.id)).execute() })
-    const second = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    const second = { authorization: `Bearer ${await tokenOf(app, user.email, user.password)}` }
     const created = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: user.auth, payload: { name: 'k', scopes: ['posts:write'] } })
     assert.equal(created.statusCode, 201, created.body)
     const keyAuth = { authorization: `Bearer ${created.json().key as string}` }
@@ -283,11 +282,11 @@ describe('what a reset does to the account', TIMEOUT, () => {
 
   test('a reset proves an unverified address', TIMEOUT, async () => {
     const user = await createUser(app)
-    const before = await logIn(user.email, user.password)
+    const before = await logIn(app, { email: user.email, password: user.password })
     assert.equal(before.json().user.emailVerified, false)
     const token = await resetToken(user)
     assert.equal((await reset(app, { token, newPassword: NEW_PASSWORD })).statusCode, 204)
-    const afterwards = await logIn(user.email, NEW_PASSWORD)
+    const afterwards = await logIn(app, { email: user.email, password: NEW_PASSWORD })
     assert.equal(afterwards.statusCode, 201)
     assert.equal(afterwards.json().user.emailVerified, true)
     assert.equal(afterwards.json().user.pendingEmail, null)
@@ -302,7 +301,7 @@ describe('what a reset does to the account', TIMEOUT, () => {
     assert.match(notice.text, /was changed\./)
     assert.doesNotMatch(notice.text, /reset with a link/)
     assertError(await reset(app, { token, newPassword: 'yet another password' }), 400, 'INVALID_TOKEN')
-    assert.equal((await logIn(user.email, NEW_PASSWORD)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: NEW_PASSWORD })).statusCode, 201)
   })
 })
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin, createUser, login, uniqueEmail, type TestUser } from '../helper.js'
-import { SmtpCapture } from '../mail/smtp-capture.js'
-import { startTestProvider } from '../oidc/oidc-provider.js'
+import { assertError, buildTestApp, createAdmin, createUser, tokenOf, uniqueEmail, type TestUser } from '../helper.js'
+import { SmtpCapture } from '../support/smtp-capture.js'
+import { startTestProvider } from '../support/oidc-provider.js'
 import { createProduct } from '../products/fixtures.js'
-import { startReceiver } from '../webhooks/receiver.js'
-import { makeKey, resetByMail, turnOnFactor } from './account-moves.js'
+import { startReceiver } from '../support/webhook-receiver.js'
+import { makeKey, resetByMail, turnOnFactor } from './fixtures.js'
 
 // Pre-hijacking (Sudhodanan and Paverd, "Pre-hijacked accounts", USENIX Security 2022): someone
 // makes an account with the owner's address before the owner does, prepares it (a provider
@@ -115,12 +115,12 @@ describe('an account prepared for its owner by someone else', { timeout: 120_000
     const user = await createUser(app)
     const key = await makeKey(app, user, ['orders:read'])
     // The owner proves the address with the verification mail sign-up sent.
-    const { tokenIn } = await import('../mail/smtp-capture.js')
+    const { tokenIn } = await import('../support/smtp-capture.js')
     const token = tokenIn(await smtp.next(user.email, 'Verify your e-mail address'))
     assert.equal((await app.inject({ method: 'POST', url: '/v1/email-verifications', payload: { token } })).statusCode, 204)
     assert.equal((await resetByMail(app, smtp, user.email, OWNER_PASSWORD)).statusCode, 204)
     assert.equal((await app.inject({ method: 'GET', url: '/v1/orders', headers: key })).statusCode, 200)
-    const relogged = await login(app, user.email, OWNER_PASSWORD)
+    const relogged = await tokenOf(app, user.email, OWNER_PASSWORD)
     assert.equal((await app.inject({ method: 'GET', url: '/v1/api-keys', headers: { authorization: `Bearer ${relogged}` } })).json().length, 1)
   })
 })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { performance } from 'node:perf_hooks'
 import { after, test } from 'node:test'
-import { SmtpCapture } from '../mail/smtp-capture.js'
+import { SmtpCapture } from '../support/smtp-capture.js'
 import { buildTestApp, uniqueEmail } from '../helper.js'
 
 // Asking for a reset or a verification mail takes the same time whether or not an account has

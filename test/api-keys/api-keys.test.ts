@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/schema.js'
 import { write } from '../../src/db/write.js'
 import { MAX_LIVE_KEYS } from '../../src/api-keys/api-key.schemas.js'
 import { assertError, buildAppForTest, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
-import { openStream } from '../events/sse-client.js'
+import { openStream } from '../support/sse-client.js'
 
 // API keys: made, listed, read and revoked with a log-in token; used as `Authorization: Bearer
 // rk_…`, each limited to its scopes. Each test has an app of its own (world below), closed

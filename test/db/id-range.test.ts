@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { assertError, buildTestApp, createUser, dialect, login, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, createUser, dialect, tokenOf, uniqueEmail } from '../helper.js'
 import { write } from '../../src/db/write.js'
 
 // Ids are issued only from 1 to 2^53 - 1 (9007199254740991), so every JSON client reads them
@@ -90,7 +90,7 @@ describe('the range of issued ids', () => {
     assertError(await app.inject({ method: 'GET', url: '/v1/orders/9007199254740993', headers: user.auth }), 404, 'ORDER_NOT_FOUND')
     const put = await app.inject({ method: 'PUT', url: '/v1/users/9007199254740992', headers: user.auth, payload: { email: user.email, name: 'x' } })
     assertError(put, 404, 'USER_NOT_FOUND')
-    assert.ok(await login(app, user.email, user.password))
+    assert.ok(await tokenOf(app, user.email, user.password))
   })
 
   test('a body id (productId) is accepted up to 2^53 - 1 and refused above', async () => {

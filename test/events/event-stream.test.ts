@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { write } from '../../src/db/write.js'
 import { STREAMS_PER_USER } from '../../src/events/event-stream.js'
 import { assertError, buildAppForTest, buildTestApp, createAdmin, createUser, type TestApp, type TestUser } from '../helper.js'
-import { openStream, type SseMessage } from './sse-client.js'
+import { openStream, type SseMessage } from '../support/sse-client.js'
 
 // GET /v1/events with Accept: text/event-stream: the feed as a live stream, over real HTTP. Each
 // test has an app of its own (world below), closed after it: none depends on what another did.

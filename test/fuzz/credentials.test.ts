@@ -1,6 +1,6 @@
 import { after, test } from 'node:test'
 import fc from 'fast-check'
-import { createUser, login } from '../helper.js'
+import { createUser, tokenOf } from '../helper.js'
 import { FuzzFailure, runs, SEED, startFuzzApp } from './fuzz-app.js'
 import { World } from './fuzz-world.js'
 import { brokenAuthorization } from './hostile-requests.js'
@@ -20,9 +20,9 @@ const world = await World.create(fuzz)
 
 async function deadTokens (): Promise<string[]> {
   const { app } = fuzz
-  const loggedOut = await login(app, world.users.alice.email, world.users.alice.password)
+  const loggedOut = await tokenOf(app, world.users.alice.email, world.users.alice.password)
   await app.inject({ method: 'DELETE', url: '/v1/sessions/current', headers: { authorization: `Bearer ${loggedOut}` } })
-  const expired = await login(app, world.users.bob.email, world.users.bob.password)
+  const expired = await tokenOf(app, world.users.bob.email, world.users.bob.password)
   await write(app.db, async (trx) => await trx.updateTable('sessions').set({ expires_at: '2001-01-01T00:00:00.000Z' }).where('expires_at', '>', '2001-01-02T00:00:00.000Z')
     .where('id', '=', (await app.db.selectFrom('sessions').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow()).id).execute())
   const gone = await createUser(app, { name: 'gone' })

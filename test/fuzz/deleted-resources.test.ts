@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import fc from 'fast-check'
-import { createUser, login, type TestUser } from '../helper.js'
+import { createUser, tokenOf, type TestUser } from '../helper.js'
 import { write } from '../../src/db/write.js'
 import { FUZZ_PROVIDER, FuzzFailure, runs, SEED, startFuzzApp } from './fuzz-app.js'
 import { World, type Who } from './fuzz-world.js'
@@ -99,7 +99,7 @@ async function make (del: Operation): Promise<Made> {
       }
     }
     case '/v1/sessions/current': {
-      const token = await login(app, world.users.bob.email, world.users.bob.password)
+      const token = await tokenOf(app, world.users.bob.email, world.users.bob.password)
       return { id: undefined, owner: { ...world.users.bob, token, auth: { authorization: `Bearer ${token}` } }, asker: () => `Bearer ${token}` }
     }
     case '/v1/users/{id}/identities/{provider}': {

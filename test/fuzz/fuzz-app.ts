@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { buildTestApp, type TestApp } from '../helper.js'
 import { operationsOf, type Operation } from './openapi-operations.js'
 import { Conformance } from './response-conformance.js'
-import { startTestProvider } from '../oidc/oidc-provider.js'
+import { startTestProvider } from '../support/oidc-provider.js'
 
 // The app under fuzzing, its own OpenAPI document, and one `send` through which every generated
 // request goes: it counts the requests and holds every answer to the document.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
 import { ensureAdmin } from '../../src/users/admin-bootstrap.js'
-import { createUser, login, uniqueEmail, type TestUser } from '../helper.js'
+import { createUser, tokenOf, uniqueEmail, type TestUser } from '../helper.js'
 import type { FuzzApp } from './fuzz-app.js'
 
 // The resources the fuzzer addresses: two users and the admin (the start-up admin of
@@ -65,7 +65,7 @@ export class World {
         if (who !== 'admin') { this.stale.add(`post:${who}`); this.stale.add(`order:${who}`); this.stale.add(`endpoint:${who}`) }
       }
       if (this.stale.delete(`token:${who}`)) {
-        const token = await login(this.fuzz.app, this.users[who].email, this.users[who].password)
+        const token = await tokenOf(this.fuzz.app, this.users[who].email, this.users[who].password)
         this.users[who] = { ...this.users[who], token, auth: { authorization: `Bearer ${token}` } }
       }
     }
@@ -106,7 +106,7 @@ export class World {
     }
     // The start-up path: the ADMIN_* settings make (or restore) the admin.
     await ensureAdmin(app.db, config.adminEmail!, config.adminPassword!)
-    const token = await login(app, config.adminEmail!, config.adminPassword!)
+    const token = await tokenOf(app, config.adminEmail!, config.adminPassword!)
     const me = await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: { authorization: `Bearer ${token}` } })
     assert.equal(me.json().user.role, 'ADMIN')
     this.users.admin = {

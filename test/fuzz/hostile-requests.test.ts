@@ -1,6 +1,6 @@
 import { after, test } from 'node:test'
 import fc from 'fast-check'
-import { login } from '../helper.js'
+import { tokenOf } from '../helper.js'
 import { runs, SEED, startFuzzApp } from './fuzz-app.js'
 import { World } from './fuzz-world.js'
 import { HOSTILE_BODY_LIMIT, hostileRequest, materializeHostile, type DeadTokens } from './hostile-requests.js'
@@ -17,7 +17,7 @@ const world = await World.create(fuzz)
 async function deadTokens (): Promise<DeadTokens> {
   const { createUser } = await import('../helper.js')
   const gone = await createUser(fuzz.app, { name: 'gone' })
-  const loggedOut = await login(fuzz.app, world.users.alice.email, world.users.alice.password)
+  const loggedOut = await tokenOf(fuzz.app, world.users.alice.email, world.users.alice.password)
   await fuzz.app.inject({ method: 'DELETE', url: '/v1/sessions/current', headers: { authorization: `Bearer ${loggedOut}` } })
   await fuzz.app.inject({ method: 'DELETE', url: `/v1/users/${gone.id}`, headers: gone.auth })
   return { loggedOut, deletedUser: gone.token }

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fc from 'fast-check'
 import { finishPage, PAGE_BYTES } from '../../src/http/paging.js'
-import { createPost } from '../posts/posts.helper.js'
+import { createPost } from '../posts/fixtures.js'
 import { buildTestApp, createUser } from '../helper.js'
 
 // A list page stops early, after at least one item, once it holds about 1 MiB of JSON; the Link

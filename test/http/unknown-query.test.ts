@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
-import { createPost } from '../posts/posts.helper.js'
+import { createPost } from '../posts/fixtures.js'
 import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
 
 // An operation of the API refuses a query parameter it does not define, naming each one, so a

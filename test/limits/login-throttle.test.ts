@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import { openDatabase } from '../../src/db/database.js'
-import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, createUser, logIn, uniqueEmail } from '../helper.js'
 import { write } from '../../src/db/write.js'
 
 // Failed log-ins per e-mail from one client address (LOGIN_FAILURES_PER_EMAIL=3): past the limit
@@ -16,8 +16,6 @@ after(close)
 
 let clients = 0
 const newClient = () => { clients += 1; return `10.1.0.${clients}` }
-const logIn = (email: string, password: string, remoteAddress = '10.1.1.1') =>
-  app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password }, remoteAddress })
 const emailFailures = async (email: string) => (await app.db.selectFrom('login_failures').select('id')
   .where('email', '=', email.toLowerCase()).execute()).length
 
@@ -35,21 +33,21 @@ describe('log-in throttling per e-mail', () => {
     const user = await createUser(app)
     const client = newClient()
     for (let i = 1; i <= 3; i++) {
-      const res = await logIn(user.email, `wrong password ${i}`, client)
+      const res = await logIn(app, { email: user.email, password: `wrong password ${i}` }, { remoteAddress: client })
       assertError(res, 401, 'INVALID_CREDENTIALS')
       assert.match(String(res.headers.ratelimit), new RegExp(`^"login-email";r=${3 - i};t=\\d+$`))
     }
-    assertThrottled(await logIn(user.email, 'wrong password 4', client))
-    assertThrottled(await logIn(user.email, user.password, client))
-    assertThrottled(await logIn(user.email.toUpperCase(), user.password, client))
+    assertThrottled(await logIn(app, { email: user.email, password: 'wrong password 4' }, { remoteAddress: client }))
+    assertThrottled(await logIn(app, { email: user.email, password: user.password }, { remoteAddress: client }))
+    assertThrottled(await logIn(app, { email: user.email.toUpperCase(), password: user.password }, { remoteAddress: client }))
     assert.equal(await emailFailures(user.email), 3, 'refused attempts are not counted again')
     // The limit is per address: the user, elsewhere, still logs in.
-    assert.equal((await logIn(user.email, user.password, newClient())).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: user.password }, { remoteAddress: newClient() })).statusCode, 201)
   })
 
   test('the success before the limit carries the RateLimit fields', async () => {
     const user = await createUser(app)
-    const res = await logIn(user.email, user.password, newClient())
+    const res = await logIn(app, { email: user.email, password: user.password }, { remoteAddress: newClient() })
     assert.equal(res.statusCode, 201)
     assert.match(String(res.headers['ratelimit-policy']), /"login-email";q=3;w=900/)
     assert.match(String(res.headers.ratelimit), /^"login-[a-z]+";r=\d+;t=\d+$/)
@@ -59,30 +57,30 @@ describe('log-in throttling per e-mail', () => {
     const blocked = await createUser(app)
     const other = await createUser(app)
     const client = newClient()
-    for (let i = 0; i < 3; i++) await logIn(blocked.email, 'wrong password', client)
-    assertThrottled(await logIn(blocked.email, blocked.password, client))
-    assert.equal((await logIn(other.email, other.password, client)).statusCode, 201)
+    for (let i = 0; i < 3; i++) await logIn(app, { email: blocked.email, password: 'wrong password' }, { remoteAddress: client })
+    assertThrottled(await logIn(app, { email: blocked.email, password: blocked.password }, { remoteAddress: client }))
+    assert.equal((await logIn(app, { email: other.email, password: other.password }, { remoteAddress: client })).statusCode, 201)
   })
 
   test('the count is kept in the database, by lower-cased e-mail, and a success clears it', async () => {
     const user = await createUser(app, { email: uniqueEmail('Counted') })
     const client = newClient()
-    await logIn(user.email, 'wrong password', client)
-    await logIn(user.email.toUpperCase(), 'wrong password', client)
+    await logIn(app, { email: user.email, password: 'wrong password' }, { remoteAddress: client })
+    await logIn(app, { email: user.email.toUpperCase(), password: 'wrong password' }, { remoteAddress: client })
     assert.equal(await emailFailures(user.email), 2)
     const rows = await app.db.selectFrom('login_failures').selectAll().where('email', '=', user.email).execute()
     assert.equal(rows.length, 0, 'keys are lower-cased')
-    assert.equal((await logIn(user.email, user.password, client)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: user.password }, { remoteAddress: client })).statusCode, 201)
     assert.equal(await emailFailures(user.email), 0)
-    for (let i = 0; i < 3; i++) assertError(await logIn(user.email, 'wrong password', client), 401, 'INVALID_CREDENTIALS')
-    assertThrottled(await logIn(user.email, user.password, client))
+    for (let i = 0; i < 3; i++) assertError(await logIn(app, { email: user.email, password: 'wrong password' }, { remoteAddress: client }), 401, 'INVALID_CREDENTIALS')
+    assertThrottled(await logIn(app, { email: user.email, password: user.password }, { remoteAddress: client }))
   })
 
   test('unknown e-mails are counted the same way (no way to tell them apart)', async () => {
     const ghost = uniqueEmail('ghost')
     const client = newClient()
-    for (let i = 0; i < 3; i++) assertError(await logIn(ghost, 'any password', client), 401, 'INVALID_CREDENTIALS')
-    assertThrottled(await logIn(ghost, 'any password', client))
+    for (let i = 0; i < 3; i++) assertError(await logIn(app, { email: ghost, password: 'any password' }, { remoteAddress: client }), 401, 'INVALID_CREDENTIALS')
+    assertThrottled(await logIn(app, { email: ghost, password: 'any password' }, { remoteAddress: client }))
     assert.equal(await emailFailures(ghost), 3)
   })
 
@@ -93,7 +91,7 @@ describe('log-in throttling per e-mail', () => {
     for (let i = 0; i < 3; i++) assertError(await change('wrong password'), 400, 'VALIDATION_ERROR', ['currentPassword'])
     assert.equal(await emailFailures(user.email), 3)
     assertThrottled(await change(user.password))
-    assertThrottled(await logIn(user.email, user.password, client))
+    assertThrottled(await logIn(app, { email: user.email, password: user.password }, { remoteAddress: client }))
   })
 
   test('failures older than 15 minutes no longer count; Retry-After says when the oldest ages out', async () => {
@@ -102,9 +100,9 @@ describe('log-in throttling per e-mail', () => {
     const email = user.email.toLowerCase()
     const client = newClient()
     await write(app.db, async (trx) => await trx.insertInto('login_failures').values([16, 17, 30].map((m) => ({ email, client, failed_at: at(m) }))).execute())
-    assert.equal((await logIn(user.email, user.password, client)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: user.password }, { remoteAddress: client })).statusCode, 201)
     await write(app.db, async (trx) => await trx.insertInto('login_failures').values([14, 10, 5].map((m) => ({ email, client, failed_at: at(m) }))).execute())
-    const res = await logIn(user.email, user.password, client)
+    const res = await logIn(app, { email: user.email, password: user.password }, { remoteAddress: client })
     assertThrottled(res)
     const retryAfter = Number(res.headers['retry-after'])
     assert.ok(retryAfter > 50 && retryAfter <= 61, `the failure 14 minutes old frees a slot in about 60 s, got ${retryAfter}`)
@@ -116,7 +114,7 @@ describe('log-in throttling per e-mail', () => {
       { email: 'gone-for-good@example.com', client: '203.0.113.98', failed_at: old },
       { email: 'gone-too@example.com', client: '203.0.113.99', failed_at: old }
     ]).execute())
-    assertError(await logIn('someone-else@example.com', 'wrong password', newClient()), 401, 'INVALID_CREDENTIALS')
+    assertError(await logIn(app, { email: 'someone-else@example.com', password: 'wrong password' }, { remoteAddress: newClient() }), 401, 'INVALID_CREDENTIALS')
     const left = await app.db.selectFrom('login_failures').select('email').where('failed_at', '<=', old).execute()
     assert.deepEqual(left, [])
   })
@@ -124,7 +122,7 @@ describe('log-in throttling per e-mail', () => {
   test('20 simultaneous wrong guesses: at most 3 are checked, the rest are 429', async () => {
     const user = await createUser(app)
     const client = newClient()
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => logIn(user.email, `guess ${i}`, client)))
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => logIn(app, { email: user.email, password: `guess ${i}` }, { remoteAddress: client })))
     const statuses = results.map((r) => r.statusCode)
     assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','))
     const checked = statuses.filter((s) => s === 401).length
@@ -133,13 +131,13 @@ describe('log-in throttling per e-mail', () => {
     // Whatever the burst left over can still be used, one by one, and not a guess more.
     let more = 0
     for (;;) {
-      const res = await logIn(user.email, 'one more guess', client)
+      const res = await logIn(app, { email: user.email, password: 'one more guess' }, { remoteAddress: client })
       if (res.statusCode === 429) break
       assertError(res, 401, 'INVALID_CREDENTIALS')
       more += 1
     }
     assert.equal(checked + more, 3)
-    assertThrottled(await logIn(user.email, user.password, client))
+    assertThrottled(await logIn(app, { email: user.email, password: user.password }, { remoteAddress: client }))
   })
 
   test('the limit holds across instances sharing the database', async () => {
@@ -147,7 +145,7 @@ describe('log-in throttling per e-mail', () => {
     const second = await buildApp({ config, database: openDatabase(config.databaseUrl), logger: false })
     try {
       const client = newClient()
-      for (let i = 0; i < 3; i++) assertError(await logIn(user.email, 'wrong password', client), 401, 'INVALID_CREDENTIALS')
+      for (let i = 0; i < 3; i++) assertError(await logIn(app, { email: user.email, password: 'wrong password' }, { remoteAddress: client }), 401, 'INVALID_CREDENTIALS')
       const res = await second.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password }, remoteAddress: client })
       assertThrottled(res)
     } finally {

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { simpleParser } from 'mailparser'
-import { buildAppForTest, uniqueEmail } from '../helper.js'
-import { waitFor } from '../system/load.js'
-import { SmtpCapture, tokenIn } from './smtp-capture.js'
+import { buildAppForTest, uniqueEmail, waitFor } from '../helper.js'
+import { SmtpCapture, tokenIn } from '../support/smtp-capture.js'
 import type { FastifyInstance } from 'fastify'
 
 // The mail channel itself: .eml files without SMTP_URL; over SMTP, retries while the server is

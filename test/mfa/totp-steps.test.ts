@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { STEP_SECONDS, stepOf } from '../../src/mfa/totp.js'
-import { totp } from './rfc6238.js'
+import { totp } from '../support/rfc6238.js'
 
 // The service's reading of a code against a fake clock: good in its own 30-second step and one
 // either side, to the millisecond, and nowhere else; the step it answers is the code's own.

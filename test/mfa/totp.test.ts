@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import * as OTPAuth from 'otpauth'
 import { write } from '../../src/db/write.js'
-import { assertError, buildTestApp, createUser, dialect, type TestUser } from '../helper.js'
-import { decodeQrSvg } from './qr-decode.js'
-import { base32Decode, totp } from './rfc6238.js'
+import { assertError, buildTestApp, createUser, dialect, logIn, type TestUser } from '../helper.js'
+import { decodeQrSvg } from '../support/qr-decode.js'
+import { base32Decode, totp } from '../support/rfc6238.js'
 
 // The second factor end to end: enrolment (the QR code read back to its URI), activation with a
 // code computed here by an independent RFC 6238 implementation, log-in with a challenge, codes
@@ -32,7 +32,6 @@ function codeAt (secret: Buffer, offset = 0): string {
 const enrol = async (user: TestUser, auth = user.auth) => await app.inject({ method: 'POST', url: `/v1/users/${user.id}/totp`, headers: auth })
 const activate = async (user: TestUser, code: unknown, auth = user.auth) => await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/totp`, headers: auth, payload: { code } })
 const remove = async (user: TestUser, body: unknown, auth = user.auth) => await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}/totp`, headers: auth, payload: body as object })
-const logIn = async (user: TestUser) => await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: user.password } })
 const answer = async (challenge: unknown, code: unknown) => await app.inject({ method: 'POST', url: '/v1/sessions', payload: { challenge, code } })
 
 /** A user with an active factor; the activation used the current step. */
@@ -48,7 +47,7 @@ async function withFactor (): Promise<Factor> {
 }
 
 async function challengeOf (user: TestUser): Promise<string> {
-  const res = await logIn(user)
+  const res = await logIn(app, { email: user.email, password: user.password })
   assertError(res, 401, 'MFA_REQUIRED')
   return res.json().challenge
 }
@@ -80,7 +79,7 @@ describe('a second factor (TOTP)', { timeout: 120_000 }, () => {
     assert.match(row.secret, /^v1\./)
     assert.ok(!row.secret.includes(secret) && !row.secret.includes(base32Decode(secret).toString('hex')))
     // Waiting for its first code, it asks nothing at log-in; a second enrolment replaces it.
-    assert.equal((await logIn(user)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: user.password })).statusCode, 201)
     const again = await enrol(user)
     assert.equal(again.statusCode, 201)
     assert.notEqual(again.json().secret, secret)
@@ -97,7 +96,7 @@ describe('a second factor (TOTP)', { timeout: 120_000 }, () => {
     assert.ok(stored.every((row) => !recoveryCodes.some((code) => row.code_hash.includes(code.replace(/-/g, '')))))
     // Sessions made before stay.
     assert.equal((await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: user.auth })).statusCode, 200)
-    const res = await logIn(user)
+    const res = await logIn(app, { email: user.email, password: user.password })
     assertError(res, 401, 'MFA_REQUIRED')
     assert.match(res.json().challenge, /^[\w-]{43}$/)
     const lifetime = Date.parse(res.json().expiresAt) - Date.now()
@@ -184,7 +183,7 @@ describe('a second factor (TOTP)', { timeout: 120_000 }, () => {
     assert.equal((await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: user.auth })).statusCode, 200)
     // Turned on, then off: a notice each.
     assert.deepEqual((await mailsOf(user.id)).map((mail) => JSON.parse(mail.data).what), ['enabled', 'disabled'])
-    assert.equal((await logIn(user)).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: user.password })).statusCode, 201)
     assertError(await remove(user, { password: user.password, code: codeAt(secret, 1) }), 404, 'TOTP_NOT_FOUND')
     const rows = await app.db.selectFrom('recovery_codes').select('id').where('user_id', '=', BigInt(user.id)).execute()
     assert.deepEqual(rows, [])

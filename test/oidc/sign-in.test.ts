@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
 import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
-import { startTestProvider } from './oidc-provider.js'
-import { base32Decode, totp } from '../mfa/rfc6238.js'
+import { startTestProvider } from '../support/oidc-provider.js'
+import { base32Decode, totp } from '../support/rfc6238.js'
 
 // Sign-in with an identity provider, end to end against a real OpenID provider on loopback:
 // the service begins the flow, the provider's own log-in and consent pages are driven over

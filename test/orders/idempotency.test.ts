@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
-import { createProduct, postOrder, sendRaw, stockOf } from '../products/fixtures.js'
+import { assertError, buildTestApp, createAdmin, createUser, sendRaw } from '../helper.js'
+import { createProduct, postOrder, stockOf } from '../products/fixtures.js'
 import { write } from '../../src/db/write.js'
 
 const { app, close } = await buildTestApp()

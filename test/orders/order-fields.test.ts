@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
-import { createProduct, postOrder, sendRaw, stockOf } from '../products/fixtures.js'
+import { assertError, buildTestApp, createAdmin, createUser, sendRaw } from '../helper.js'
+import { createProduct, postOrder, stockOf } from '../products/fixtures.js'
 
 // Every field rule of POST /v1/orders (docs/api.md), with the exact failed fields.
 

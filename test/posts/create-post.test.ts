@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createUser } from '../helper.js'
-import { assertPostShape, readPost, sendRaw } from './posts.helper.js'
+import { assertError, buildTestApp, createUser, sendRaw } from '../helper.js'
+import { assertPostShape, readPost } from './fixtures.js'
 
 const { app, close } = await buildTestApp()
 after(close)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { buildTestApp, createUser } from '../helper.js'
-import { createPost } from './posts.helper.js'
+import { createPost } from './fixtures.js'
 
 // Keyset paging is stable under writes: a page is "older than the cursor post", so posts
 // created while a client pages never push older posts into the next page (no repeats), and

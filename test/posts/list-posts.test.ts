@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { assertError, buildTestApp, createUser, type TestUser } from '../helper.js'
-import { assertPostShape, createPost, type PostBody } from './posts.helper.js'
+import { assertPostShape, createPost, type PostBody } from './fixtures.js'
 
 const { app, close } = await buildTestApp()
 after(close)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
-import { createPost, readPost, sendRaw } from './posts.helper.js'
+import { assertError, buildTestApp, createAdmin, createUser, sendRaw } from '../helper.js'
+import { createPost, readPost } from './fixtures.js'
 
 // Who may write, and the order of checks (docs/api.md): 401, then the whole shape
 // (400), then 404, then 403, then 412.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import { buildTestApp, createUser } from '../helper.js'
-import { createPost } from './posts.helper.js'
+import { createPost } from './fixtures.js'
 
 // Property: whatever JSON a client sends to POST, PUT or PATCH a post, and whatever it puts in
 // the path and the list's query, the answer is never a 500, and it is exactly what the field

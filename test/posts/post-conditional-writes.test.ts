@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
-import { createPost, readPost } from './posts.helper.js'
+import { createPost, readPost } from './fixtures.js'
 
 // If-Match on PUT, PATCH and DELETE (docs/api.md): a stale tag is 412 and nothing
 // changes, so two clients editing from the same read cannot lose each other's update.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 import { walkPages } from '../list-walk.js'
-import type { PostBody } from './posts.helper.js'
+import type { PostBody } from './fixtures.js'
 import { write } from '../../src/db/write.js'
 
 // GET /v1/posts with filters and sort: each filter and sort against the same rule applied in

@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { buildTestApp, createUser } from '../helper.js'
 import { walkPages } from '../list-walk.js'
 import { instant, timeBound } from '../time-bounds.js'
-import type { PostBody } from './posts.helper.js'
+import type { PostBody } from './fixtures.js'
 import { write } from '../../src/db/write.js'
 
 // Property: for random posts and a random list (author, time bounds, a search, sort or relevance,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 import { walkPages } from '../list-walk.js'
-import { createPost, type PostBody } from './posts.helper.js'
+import { createPost, type PostBody } from './fixtures.js'
 
 // GET /v1/posts?q=: the database's own text search (FTS5 on SQLite, tsvector on PostgreSQL) over
 // title and content, the same answers on both for plain English words, prefixes and phrases.

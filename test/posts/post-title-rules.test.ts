@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createUser } from '../helper.js'
-import { createPost, readPost, sendRaw } from './posts.helper.js'
+import { assertError, buildTestApp, createUser, sendRaw } from '../helper.js'
+import { createPost, readPost } from './fixtures.js'
 
 // post.title: required; non-blank; at most 100 characters (Unicode code points), on create,
 // replace and partial change alike.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
-import { createPost, readPost } from './posts.helper.js'
+import { createPost, readPost } from './fixtures.js'
 
 // Views are counted by POST /v1/posts/{id}/views (reading is safe and never counts), with one
 // atomic UPDATE in the database.

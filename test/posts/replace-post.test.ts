@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createUser } from '../helper.js'
-import { assertPostShape, createPost, readPost } from './posts.helper.js'
+import { assertPostShape, createPost, readPost } from './fixtures.js'
 
 const { app, close } = await buildTestApp()
 after(close)

@@ -65,11 +65,6 @@ export async function patchOrder (app: FastifyInstance, user: TestUser | undefin
   return await app.inject({ method: 'PATCH', url: `/v1/orders/${id}`, headers: { ...user?.auth, ...headers }, payload: payload as object })
 }
 
-/** Sends the body as raw JSON text (for escapes such as \u0000 or a lone \ud800 that a client may write). */
-export async function sendRaw (app: FastifyInstance, method: 'POST' | 'PATCH', url: string, text: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return await app.inject({ method, url, headers: { 'content-type': 'application/json', ...headers }, payload: text })
-}
-
 /** Ids a path must refuse with 400 VALIDATION_ERROR naming `id`. */
 export const BAD_IDS = ['0', '-1', 'abc', '1.5', '9223372036854775808', '01', '1e3', '%20']
 

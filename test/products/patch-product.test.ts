@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
-import { BAD_IDS, createProduct, GENERIC_FORBIDDEN, readProduct, sendRaw } from './fixtures.js'
+import { assertError, buildTestApp, createAdmin, createUser, sendRaw } from '../helper.js'
+import { BAD_IDS, createProduct, GENERIC_FORBIDDEN, readProduct } from './fixtures.js'
 
 const { app, close } = await buildTestApp()
 after(close)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin } from '../helper.js'
-import { sendRaw, validProduct } from './fixtures.js'
+import { assertError, buildTestApp, createAdmin, sendRaw } from '../helper.js'
+import { validProduct } from './fixtures.js'
 
 // Every field rule of POST /v1/products (docs/api.md), with the exact failed fields.
 

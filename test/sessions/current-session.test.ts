@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createUser, login } from '../helper.js'
+import { assertError, buildTestApp, createUser, tokenOf } from '../helper.js'
 
 // GET /v1/sessions/current and DELETE /v1/sessions/current (log out), and what counts as a
 // bearer token.
@@ -110,11 +110,11 @@ describe('DELETE /v1/sessions/current', () => {
 
   test("only this session ends: the user's other sessions, and the account, stay", async () => {
     const user = await createUser(app)
-    const other = bearer(await login(app, user.email, user.password))
+    const other = bearer(await tokenOf(app, user.email, user.password))
     assert.equal((await logOut(user.auth)).statusCode, 204)
     assert.equal((await current(other)).statusCode, 200)
     assert.equal((await app.inject({ method: 'GET', url: `/v1/users/${user.id}` })).statusCode, 200)
-    assert.ok(await login(app, user.email, user.password))
+    assert.ok(await tokenOf(app, user.email, user.password))
   })
 
   test('401 without a valid token; nothing is revoked', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { prepareDummyHash, verifyAgainstDummy } from '../../src/users/password.js'
-import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, createUser, logIn, uniqueEmail } from '../helper.js'
 
 // POST /v1/sessions: log in. The representation, the token, and failures that say nothing
 // about which part of the check failed.
@@ -9,14 +9,13 @@ import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js
 const { app, close } = await buildTestApp()
 after(close)
 
-const logIn = (payload: unknown, headers: Record<string, string> = {}) => app.inject({ method: 'POST', url: '/v1/sessions', payload: payload as object, headers })
 const TOKEN = /^[A-Za-z0-9_-]{43,}$/
 
 describe('POST /v1/sessions', () => {
   test('201 with exactly {token, tokenType, expiresAt, user: {id, email, name, role, emailVerified, pendingEmail}}', async () => {
     const user = await createUser(app, { name: 'Logger' })
     const before = Date.now()
-    const res = await logIn({ email: user.email, password: user.password })
+    const res = await logIn(app, { email: user.email, password: user.password })
     const afterwards = Date.now()
     assert.equal(res.statusCode, 201)
     const body = res.json()
@@ -32,7 +31,7 @@ describe('POST /v1/sessions', () => {
   test('any wrong password is 401, whatever its length (the password rules are not revealed)', async () => {
     const user = await createUser(app)
     for (const password of ['x', 'short', 'p'.repeat(51), 'p'.repeat(1000)]) {
-      assertError(await logIn({ email: user.email, password }, {}), 401, 'INVALID_CREDENTIALS')
+      assertError(await logIn(app, { email: user.email, password }, { headers: {} }), 401, 'INVALID_CREDENTIALS')
     }
   })
 
@@ -40,7 +39,7 @@ describe('POST /v1/sessions', () => {
     const user = await createUser(app)
     const tokens = new Set<string>()
     for (let i = 0; i < 5; i++) {
-      const token = (await logIn({ email: user.email, password: user.password })).json().token as string
+      const token = (await logIn(app, { email: user.email, password: user.password })).json().token as string
       assert.match(token, TOKEN)
       assert.ok(Buffer.from(token, 'base64url').length >= 32)
       tokens.add(token)
@@ -51,16 +50,16 @@ describe('POST /v1/sessions', () => {
 
   test('the e-mail is matched case-insensitively; the password exactly', async () => {
     const user = await createUser(app, { email: uniqueEmail('Case'), password: 'Exact Password' })
-    assert.equal((await logIn({ email: user.email.toUpperCase(), password: 'Exact Password' })).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email.toUpperCase(), password: 'Exact Password' })).statusCode, 201)
     for (const password of ['exact password', 'Exact Password ', ' Exact Password', 'Exact  Password']) {
-      assertError(await logIn({ email: user.email, password }), 401, 'INVALID_CREDENTIALS')
+      assertError(await logIn(app, { email: user.email, password }), 401, 'INVALID_CREDENTIALS')
     }
   })
 
   test('an unknown e-mail and a wrong password are indistinguishable', async () => {
     const user = await createUser(app)
-    const wrongPassword = await logIn({ email: user.email, password: 'not the password' })
-    const unknownEmail = await logIn({ email: uniqueEmail('ghost'), password: user.password })
+    const wrongPassword = await logIn(app, { email: user.email, password: 'not the password' })
+    const unknownEmail = await logIn(app, { email: uniqueEmail('ghost'), password: user.password })
     for (const res of [wrongPassword, unknownEmail]) {
       assertError(res, 401, 'INVALID_CREDENTIALS')
       assert.equal(res.json().message, 'The e-mail address or password is incorrect.')
@@ -89,7 +88,7 @@ describe('POST /v1/sessions', () => {
   test('a deleted account is an unknown e-mail', async () => {
     const user = await createUser(app)
     assert.equal((await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: user.auth })).statusCode, 204)
-    assertError(await logIn({ email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS')
+    assertError(await logIn(app, { email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS')
   })
 
   test('bad shapes are 400 VALIDATION_ERROR naming the fields', async () => {
@@ -110,30 +109,30 @@ describe('POST /v1/sessions', () => {
       [{ email: '\t\n', password: '\u00a0\u2003' }, ['email', 'password']],
       [{ email, password: 'p'.repeat(1001) }, ['password']]
     ]
-    for (const [payload, fields] of cases) assertError(await logIn(payload), 400, 'VALIDATION_ERROR', fields)
+    for (const [payload, fields] of cases) assertError(await logIn(app, payload), 400, 'VALIDATION_ERROR', fields)
     assertError(await app.inject({ method: 'POST', url: '/v1/sessions' }), 400, 'VALIDATION_ERROR', ['email', 'password'])
     for (const json of ['null', '[]', '"a@example.com"']) {
-      assertError(await logIn(json, { 'content-type': 'application/json' }), 400, 'VALIDATION_ERROR', ['body'])
+      assertError(await logIn(app, json, { headers: { 'content-type': 'application/json' } }), 400, 'VALIDATION_ERROR', ['body'])
     }
-    assertError(await logIn('{"email":"a\\u0000@example.com","password":"\\ud800xxxxxxxx"}', { 'content-type': 'application/json' }), 400, 'VALIDATION_ERROR', ['email', 'password'])
-    assertError(await logIn('{"email":', { 'content-type': 'application/json' }), 400, 'MALFORMED_JSON')
-    assertError(await logIn('email=a', { 'content-type': 'text/plain' }), 415, 'UNSUPPORTED_MEDIA_TYPE')
+    assertError(await logIn(app, '{"email":"a\\u0000@example.com","password":"\\ud800xxxxxxxx"}', { headers: { 'content-type': 'application/json' } }), 400, 'VALIDATION_ERROR', ['email', 'password'])
+    assertError(await logIn(app, '{"email":', { headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON')
+    assertError(await logIn(app, 'email=a', { headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE')
   })
 
   test('a bad shape is not counted as a failed log-in', async () => {
     const email = uniqueEmail()
-    await logIn({ email, password: '' })
-    await logIn({ email, password: 5 })
+    await logIn(app, { email, password: '' })
+    await logIn(app, { email, password: 5 })
     const rows = await app.db.selectFrom('login_failures').select('id').where('email', '=', email).execute()
     assert.equal(rows.length, 0)
   })
 
   test('the password appears nowhere in the answer', async () => {
     const user = await createUser(app, { password: 'very distinctive pw' })
-    const res = await logIn({ email: user.email, password: user.password })
+    const res = await logIn(app, { email: user.email, password: user.password })
     assert.ok(!res.body.includes('very distinctive pw'))
     assert.ok(!res.body.includes('$argon2'))
-    const failed = await logIn({ email: user.email, password: 'another distinctive pw' })
+    const failed = await logIn(app, { email: user.email, password: 'another distinctive pw' })
     assert.ok(!failed.body.includes('another distinctive pw'))
   })
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
 import { emailKey } from '../../src/http/email.js'
-import { assertError, buildTestApp, createUser, login, type TestUser } from '../helper.js'
-import { SmtpCapture } from '../mail/smtp-capture.js'
-import { codeOf, resetByMail, turnOnFactor } from '../accounts/account-moves.js'
+import { assertError, buildTestApp, createUser, tokenOf, type TestUser } from '../helper.js'
+import { SmtpCapture } from '../support/smtp-capture.js'
+import { codeOf, resetByMail, turnOnFactor } from '../accounts/fixtures.js'
 
 // A log-in waiting for its second factor's code (a challenge) is part of the password that began
 // it: a reset or a change of the password ends it. And it takes five guesses in all, however
@@ -39,7 +39,7 @@ describe('second-factor challenges', { timeout: 60_000 }, () => {
 
   test('a password change ends them too', async () => {
     const user = await createUser(app)
-    const other = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    const other = { authorization: `Bearer ${await tokenOf(app, user.email, user.password)}` }
     const secret = await turnOnFactor(app, user)
     const challenge = await challengeOf(user.email, user.password)
     const changed = await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: other, payload: { currentPassword: user.password, newPassword: 'a changed password' } })

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { hashToken } from '../../src/auth/token.js'
 import { write } from '../../src/db/write.js'
 import { assertError, buildTestApp, createUser, uniqueEmail, type TestUser } from '../helper.js'
-import { codeOf, makeKey, turnOnFactor } from '../accounts/account-moves.js'
+import { codeOf, makeKey, turnOnFactor } from '../accounts/fixtures.js'
 
 // Recent authentication: a session alone (a stolen token, a borrowed laptop) cannot take the
 // account from its owner for good. The changes that would (a new address, a second factor, a

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
 import { allEvents, allOrders, body, createProduct, logIn, productStock, signUpAndLogIn } from './api-client.js'
-import { startReceiver, type Receiver } from '../webhooks/receiver.js'
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js'
 import { assertProblem, MiB, rawTries, undiciTries } from '../http/early-answer-client.js'
 import { attempt, json, startLoad, waitFor } from './load.js'
 import { ADMIN, startCluster, type ClusterProcess } from './cluster-process.js'
-import { follow } from '../events/sse-client.js'
+import { follow } from '../support/sse-client.js'
 import { skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js'
 
 // Three instances behind HAProxy, started by `npm run cluster` (cluster-process.ts), on

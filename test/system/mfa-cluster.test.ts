@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
-import { base32Decode, totp } from '../mfa/rfc6238.js'
+import { base32Decode, totp } from '../support/rfc6238.js'
 import { body, signUpAndLogIn } from './api-client.js'
 import { startCluster, type ClusterProcess } from './cluster-process.js'
 import { json } from './load.js'

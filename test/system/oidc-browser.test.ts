@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { freePort } from '../../scripts/free-port.mjs'
-import { startTestProvider, type TestProvider } from '../oidc/oidc-provider.js'
+import { startTestProvider, type TestProvider } from '../support/oidc-provider.js'
 import { startServer, type ServerProcess } from '../server/process.js'
 import { body } from './api-client.js'
 

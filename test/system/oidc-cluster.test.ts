@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
-import { startTestProvider, type TestProvider } from '../oidc/oidc-provider.js'
+import { startTestProvider, type TestProvider } from '../support/oidc-provider.js'
 import { body } from './api-client.js'
 import { startCluster, type ClusterProcess } from './cluster-process.js'
 import { json } from './load.js'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { assertError, buildTestApp, login, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, tokenOf, uniqueEmail } from '../helper.js'
 
 // A taken address answered at PUT /v1/users/{id} (409 DUPLICATE_EMAIL) says what sign-up's 409
 // says: that an account has it. So it counts against the same per-client limit as sign-ups
@@ -16,7 +16,7 @@ async function account () {
   const remoteAddress = `10.8.0.${++clients}`
   const created = await app.inject({ method: 'POST', url: '/v1/users', remoteAddress, payload: { email, password: 'correct horse battery', name: 'P' } })
   assert.equal(created.statusCode, 201, created.body)
-  return { id: created.json().id as number, email, auth: { authorization: `Bearer ${await login(app, email, 'correct horse battery')}` } }
+  return { id: created.json().id as number, email, auth: { authorization: `Bearer ${await tokenOf(app, email, 'correct horse battery')}` } }
 }
 
 test('taken addresses probed with PUT count like sign-ups: the fourth probe is 429, a free address takes nothing', { timeout: 60_000 }, async () => {

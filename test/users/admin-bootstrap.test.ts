@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { ensureAdmin } from '../../src/users/admin-bootstrap.js'
-import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, createUser, logIn, uniqueEmail } from '../helper.js'
 
 // ADMIN_EMAIL / ADMIN_PASSWORD at start-up: that user exists with role ADMIN and that password,
 // created, or promoted and re-keyed.
@@ -9,7 +9,6 @@ import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js
 const { app, close } = await buildTestApp()
 after(close)
 
-const logIn = (email: string, password: string) => app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password } })
 const current = (token: string) => app.inject({ method: 'GET', url: '/v1/sessions/current', headers: { authorization: `Bearer ${token}` } })
 const usersWith = async (email: string) => await app.db.selectFrom('users').selectAll()
   .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).execute()
@@ -18,7 +17,7 @@ describe('ensureAdmin', () => {
   test('creates an ADMIN that logs in with that password; the role shows in the session', async () => {
     const email = uniqueEmail('boss')
     assert.equal(await ensureAdmin(app.db, email, 'admin password 1'), 'created')
-    const res = await logIn(email, 'admin password 1')
+    const res = await logIn(app, { email: email, password: 'admin password 1' })
     assert.equal(res.statusCode, 201)
     assert.equal(res.json().user.role, 'ADMIN')
     assert.equal(res.json().user.email, email)
@@ -39,8 +38,8 @@ describe('ensureAdmin', () => {
   test('promotes and re-keys an existing user: the old password stops working', async () => {
     const user = await createUser(app)
     assert.equal(await ensureAdmin(app.db, user.email.toUpperCase(), 'the admin password'), 'updated')
-    assertError(await logIn(user.email, user.password), 401, 'INVALID_CREDENTIALS')
-    const res = await logIn(user.email, 'the admin password')
+    assertError(await logIn(app, { email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS')
+    const res = await logIn(app, { email: user.email, password: 'the admin password' })
     assert.equal(res.statusCode, 201)
     assert.equal(res.json().user.role, 'ADMIN')
     assert.equal(res.json().user.id, user.id)
@@ -54,7 +53,7 @@ describe('ensureAdmin', () => {
     const user = await createUser(app)
     await ensureAdmin(app.db, user.email, 'the admin password')
     assertError(await current(user.token), 401, 'AUTHENTICATION_REQUIRED')
-    const fresh = await logIn(user.email, 'the admin password')
+    const fresh = await logIn(app, { email: user.email, password: 'the admin password' })
     assert.equal((await current(fresh.json().token)).json().user.role, 'ADMIN')
   })
 
@@ -63,8 +62,8 @@ describe('ensureAdmin', () => {
     assert.equal(await ensureAdmin(app.db, email, 'first password'), 'created')
     assert.equal(await ensureAdmin(app.db, email, 'second password'), 'updated')
     assert.equal((await usersWith(email)).length, 1)
-    assertError(await logIn(email, 'first password'), 401, 'INVALID_CREDENTIALS')
-    assert.equal((await logIn(email, 'second password')).json().user.role, 'ADMIN')
+    assertError(await logIn(app, { email: email, password: 'first password' }), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(app, { email: email, password: 'second password' })).json().user.role, 'ADMIN')
   })
 
   test('several instances starting at once with the same settings all succeed, with one admin', async () => {
@@ -75,13 +74,13 @@ describe('ensureAdmin', () => {
     const rows = await usersWith(email)
     assert.equal(rows.length, 1)
     assert.equal(rows[0]!.role, 'ADMIN')
-    assert.equal((await logIn(email, 'twin password')).statusCode, 201)
+    assert.equal((await logIn(app, { email: email, password: 'twin password' })).statusCode, 201)
   })
 
   test('a restart with the same settings changes nothing and keeps the admin logged in', async () => {
     const email = uniqueEmail('steady')
     await ensureAdmin(app.db, email, 'steady password')
-    const token = (await logIn(email, 'steady password')).json().token
+    const token = (await logIn(app, { email: email, password: 'steady password' })).json().token
     const before = (await usersWith(email))[0]!
     assert.equal(await ensureAdmin(app.db, email, 'steady password'), 'unchanged')
     assert.deepEqual((await usersWith(email))[0], before)
@@ -91,7 +90,7 @@ describe('ensureAdmin', () => {
   test('re-keying an existing admin revokes its sessions', async () => {
     const email = uniqueEmail('rekey')
     await ensureAdmin(app.db, email, 'old admin password')
-    const token = (await logIn(email, 'old admin password')).json().token
+    const token = (await logIn(app, { email: email, password: 'old admin password' })).json().token
     assert.equal(await ensureAdmin(app.db, email, 'new admin password'), 'updated')
     assertError(await current(token), 401, 'AUTHENTICATION_REQUIRED')
   })

@@ -3,8 +3,8 @@ import { after, test } from 'node:test'
 import { ensureAdmin } from '../../src/users/admin-bootstrap.js'
 import type { FastifyInstance } from 'fastify'
 import { assertError, buildTestApp, freshDatabaseUrl, uniqueEmail, type TestUser } from '../helper.js'
-import { makeKey, turnOnFactor } from '../accounts/account-moves.js'
-import { startTestProvider } from '../oidc/oidc-provider.js'
+import { makeKey, turnOnFactor } from '../accounts/fixtures.js'
+import { startTestProvider } from '../support/oidc-provider.js'
 
 // ADMIN_EMAIL naming an address a squatter already holds: the operator restarts the service
 // with it, and the account becomes the administrator's. Whatever the squatter set up on it (a

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createUser, login } from '../helper.js'
+import { assertError, buildTestApp, createUser, logIn, tokenOf } from '../helper.js'
 
 // PUT /v1/users/{id}/password: self only; the current password is checked (a wrong one is 400
 // VALIDATION_ERROR on `currentPassword`, never a 401: the caller is logged in); on success every
@@ -12,22 +12,21 @@ after(close)
 const change = (id: number | string, payload: unknown, headers: Record<string, string> = {}) =>
   app.inject({ method: 'PUT', url: `/v1/users/${id}/password`, headers, payload: payload as object })
 const current = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/v1/sessions/current', headers })
-const logIn = (email: string, password: string) => app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password } })
 const NEW = 'a brand new password'
 
 describe('PUT /v1/users/{id}/password', () => {
   test('204; this session keeps working, every other one is revoked; only the new password logs in', async () => {
     const user = await createUser(app)
-    const other = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
-    const third = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    const other = { authorization: `Bearer ${await tokenOf(app, user.email, user.password)}` }
+    const third = { authorization: `Bearer ${await tokenOf(app, user.email, user.password)}` }
     const res = await change(user.id, { currentPassword: user.password, newPassword: NEW }, user.auth)
     assert.equal(res.statusCode, 204, res.body)
     assert.equal(res.body, '')
     assert.equal((await current(user.auth)).statusCode, 200)
     assertError(await current(other), 401, 'AUTHENTICATION_REQUIRED')
     assertError(await current(third), 401, 'AUTHENTICATION_REQUIRED')
-    assertError(await logIn(user.email, user.password), 401, 'INVALID_CREDENTIALS')
-    assert.equal((await logIn(user.email, NEW)).statusCode, 201)
+    assertError(await logIn(app, { email: user.email, password: user.password }), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(app, { email: user.email, password: NEW })).statusCode, 201)
     const rows = await app.db.selectFrom('sessions').select('id').where('user_id', '=', BigInt(user.id)).execute()
     assert.equal(rows.length, 2, 'the session that changed it and the new log-in')
   })
@@ -42,13 +41,13 @@ describe('PUT /v1/users/{id}/password', () => {
   test('the new password is never trimmed', async () => {
     const user = await createUser(app)
     assert.equal((await change(user.id, { currentPassword: user.password, newPassword: '  spaced out  ' }, user.auth)).statusCode, 204)
-    assertError(await logIn(user.email, 'spaced out'), 401, 'INVALID_CREDENTIALS')
-    assert.equal((await logIn(user.email, '  spaced out  ')).statusCode, 201)
+    assertError(await logIn(app, { email: user.email, password: 'spaced out' }), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(app, { email: user.email, password: '  spaced out  ' })).statusCode, 201)
   })
 
   test('a wrong currentPassword is 400 VALIDATION_ERROR on currentPassword alone and changes nothing', async () => {
     const user = await createUser(app)
-    const other = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    const other = { authorization: `Bearer ${await tokenOf(app, user.email, user.password)}` }
     for (const wrong of ['wrong password', `${user.password} `, user.password.toUpperCase()]) {
       const res = await change(user.id, { currentPassword: wrong, newPassword: NEW }, user.auth)
       assertError(res, 400, 'VALIDATION_ERROR', ['currentPassword'])
@@ -57,8 +56,8 @@ describe('PUT /v1/users/{id}/password', () => {
     }
     assert.equal((await current(user.auth)).statusCode, 200, 'the caller stays logged in')
     assert.equal((await current(other)).statusCode, 200)
-    assert.equal((await logIn(user.email, user.password)).statusCode, 201)
-    assertError(await logIn(user.email, NEW), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(app, { email: user.email, password: user.password })).statusCode, 201)
+    assertError(await logIn(app, { email: user.email, password: NEW }), 401, 'INVALID_CREDENTIALS')
   })
 
   test('newPassword field rules', async () => {
@@ -84,14 +83,14 @@ describe('PUT /v1/users/{id}/password', () => {
     assertError(await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: { ...user.auth, 'content-type': 'application/json' }, payload: nul }), 400, 'VALIDATION_ERROR', ['newPassword'])
     const lone = `{"currentPassword":${JSON.stringify(user.password)},"newPassword":"new password \\ud800"}`
     assertError(await app.inject({ method: 'PUT', url: `/v1/users/${user.id}/password`, headers: { ...user.auth, 'content-type': 'application/json' }, payload: lone }), 400, 'VALIDATION_ERROR', ['newPassword'])
-    assert.equal((await logIn(user.email, user.password)).statusCode, 201, 'unchanged')
+    assert.equal((await logIn(app, { email: user.email, password: user.password })).statusCode, 201, 'unchanged')
     let password = user.password
     for (const newPassword of ['p'.repeat(8), 'q'.repeat(50), '🔑'.repeat(8)]) {
       const res = await change(user.id, { currentPassword: password, newPassword }, user.auth)
       assert.equal(res.statusCode, 204, `${newPassword}: ${res.body}`)
       password = newPassword
     }
-    assert.equal((await logIn(user.email, '🔑'.repeat(8))).statusCode, 201)
+    assert.equal((await logIn(app, { email: user.email, password: '🔑'.repeat(8) })).statusCode, 201)
   })
 
   test('body shape: missing members, unknown members, wrong types, all at once', async () => {
@@ -120,7 +119,7 @@ describe('PUT /v1/users/{id}/password', () => {
     const res = await change(victim.id, { currentPassword: victim.password, newPassword: NEW }, user.auth)
     assertError(res, 403, 'ACCESS_DENIED')
     assert.equal(res.json().message, 'You do not have permission to perform this action.')
-    assert.equal((await logIn(victim.email, victim.password)).statusCode, 201)
+    assert.equal((await logIn(app, { email: victim.email, password: victim.password })).statusCode, 201)
     assert.equal((await current(victim.auth)).statusCode, 200)
   })
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, logIn, uniqueEmail } from '../helper.js'
 
 // NUL characters and unpaired surrogates fail their field's rule; valid Unicode is stored and
 // returned exactly; a body that is not a JSON object is a 400. Raw JSON text is sent, since
@@ -81,9 +81,8 @@ describe('POST /v1/users: valid Unicode round-trips exactly', () => {
     const email = uniqueEmail()
     const password = 'cafe\u0301 au lait' // decomposed é
     assert.equal((await app.inject({ method: 'POST', url: '/v1/users', payload: { email, password, name: 'Uni' } })).statusCode, 201)
-    const login = (p: string) => app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password: p } })
-    assert.equal((await login(password)).statusCode, 201)
-    assertError(await login(password.normalize('NFC')), 401, 'INVALID_CREDENTIALS')
+    assert.equal((await logIn(app, { email, password })).statusCode, 201)
+    assertError(await logIn(app, { email, password: password.normalize('NFC') }), 401, 'INVALID_CREDENTIALS')
   })
 })
 

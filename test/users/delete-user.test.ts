@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin, createUser, login } from '../helper.js'
+import { assertError, buildTestApp, createAdmin, createUser, tokenOf } from '../helper.js'
 
 // DELETE /v1/users/{id}: self only; the sessions go with the user at once; the e-mail becomes free.
 
@@ -24,7 +24,7 @@ describe('DELETE /v1/users/{id}', () => {
 
   test('every session of the user stops working at once, and their rows are gone', async () => {
     const user = await createUser(app)
-    const second = { authorization: `Bearer ${await login(app, user.email, user.password)}` }
+    const second = { authorization: `Bearer ${await tokenOf(app, user.email, user.password)}` }
     assert.equal((await current(second)).statusCode, 200)
     assert.equal((await del(user.id, user.auth)).statusCode, 204)
     assertError(await current(user.auth), 401, 'AUTHENTICATION_REQUIRED')
@@ -47,7 +47,7 @@ describe('DELETE /v1/users/{id}', () => {
     const again = await app.inject({ method: 'POST', url: '/v1/users', payload: { email: user.email.toUpperCase(), password: 'a new password', name: 'Again' } })
     assert.equal(again.statusCode, 201, again.body)
     assert.notEqual(again.json().id, user.id)
-    assert.ok(await login(app, user.email, 'a new password'))
+    assert.ok(await tokenOf(app, user.email, 'a new password'))
   })
 
   test('401 without a valid token, whatever the id', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp, createAdmin, createUser, login, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, createAdmin, createUser, tokenOf, uniqueEmail } from '../helper.js'
 
 // PUT /v1/users/{id}: self only, body {email, name}; order of checks 401, 400, 404, 403, 412, 409.
 
@@ -24,7 +24,7 @@ describe('PUT /v1/users/{id}', () => {
     assert.match(res.headers.etag as string, /^"[^"]+"$/)
     assert.notEqual(res.headers.etag, read.headers.etag)
     // The account still logs in with its address; the proposed one is nobody's yet.
-    assert.ok(await login(app, user.email, user.password))
+    assert.ok(await tokenOf(app, user.email, user.password))
     assertError(await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password: user.password } }), 401, 'INVALID_CREDENTIALS')
     assert.equal((await createUser(app, { email })).email, email)
     // The current address (in another case) drops the proposal.
@@ -154,7 +154,7 @@ describe('PUT /v1/users/{id}', () => {
     const res = await put(user.id, { email: upper, name: user.name }, user.auth)
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.json().email, upper)
-    assert.ok(await login(app, user.email, user.password))
+    assert.ok(await tokenOf(app, user.email, user.password))
   })
 
   test('10 users proposing one free e-mail at once: each 200 (a proposal takes nothing; its proof decides)', async () => {

@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import { assertError, buildTestApp, createAdmin, createUser, type TestUser } from '../helper.js'
 import { createProduct, patchOrder, placeOrder } from '../products/fixtures.js'
-import { startReceiver, type Receiver } from './receiver.js'
+import { startReceiver, type Receiver } from '../support/webhook-receiver.js'
 
 // Deliveries end to end: a real receiver on loopback, the dispatcher of the app itself, the
 // signature checked with the standardwebhooks package as a receiver would.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import nodemailer from 'nodemailer'
 import { SmtpCapture, linkIn, tokenIn } from './smtp-capture.js'
-import { waitFor } from '../system/load.js'
+import { waitFor } from '../helper.js'
 
 // The capture server itself, driven by the same client the service uses.
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
-import { base32Decode, totp } from '../mfa/rfc6238.js'
-import type { SmtpCapture } from '../mail/smtp-capture.js'
-import { tokenIn } from '../mail/smtp-capture.js'
+import { base32Decode, totp } from '../support/rfc6238.js'
+import type { SmtpCapture } from '../support/smtp-capture.js'
+import { tokenIn } from '../support/smtp-capture.js'
 import type { TestUser } from '../helper.js'
 
 // What the tests of taking an account (pre-hijacking, a stolen session) do again and again, as

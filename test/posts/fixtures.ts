@@ -34,11 +34,6 @@ export async function readPost (app: FastifyInstance, id: number | string, heade
   return await app.inject({ method: 'GET', url: `/v1/posts/${id}`, headers })
 }
 
-/** Sends a body as raw JSON text, so that escapes like \u0000 and \ud800 reach the server as written. */
-export async function sendRaw (app: FastifyInstance, method: 'POST' | 'PUT' | 'PATCH', url: string, text: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return await app.inject({ method, url, headers: { 'content-type': 'application/json', ...headers }, payload: text })
-}
-
 /** Asserts a post representation's exact shape. */
 export function assertPostShape (post: PostBody): void {
   assert.deepEqual(Object.keys(post).sort(), POST_KEYS)
