@@ -5,20 +5,20 @@ import type { Config } from './config/config.js'
 import type { DatabaseHandle } from './db/database.js'
 import { database as databasePlugin } from './db/database.plugin.js'
 import { notifications } from './db/notifications.plugin.js'
-import { clientErrorHandler } from './http/client-error.js'
-import { cors } from './http/cors.js'
-import { drain } from './http/drain.js'
-import { errorHandler, frameworkErrors } from './http/error-handler.js'
-import { jsonBody } from './http/json-body.plugin.js'
-import { rateLimit } from './http/rate-limit.js'
-import { genReqId } from './http/request-id.js'
-import { requestPath } from './http/request-path.js'
-import { routePlans } from './http/route-plan.js'
-import { silentConnections } from './http/silent-connections.js'
-import { lazyChildLogger } from './http/lazy-logger.js'
-import { RequestLog } from './http/request-log.js'
-import { routing } from './http/routing.js'
-import { validation } from './http/validation.js'
+import { clientErrorHandler } from './pipeline/client-error.js'
+import { cors } from './pipeline/cors.js'
+import { drain } from './pipeline/drain.js'
+import { errorHandler, frameworkErrors } from './pipeline/error-handler.js'
+import { jsonBody } from './pipeline/json-body.plugin.js'
+import { rateLimit } from './pipeline/rate-limit.js'
+import { genReqId } from './pipeline/request-id.js'
+import { requestHooks } from './pipeline/request-hooks.js'
+import { routePlans } from './pipeline/route-plan.js'
+import { silentConnections } from './pipeline/silent-connections.js'
+import { lazyChildLogger } from './pipeline/lazy-logger.js'
+import { RequestLog } from './pipeline/request-log.js'
+import { unknownRoutes } from './pipeline/unknown-routes.js'
+import { validation } from './pipeline/validation.js'
 import { orderRoutes } from './orders/order.routes.js'
 import { postRoutes } from './posts/post.routes.js'
 import { productRoutes } from './products/product.routes.js'
@@ -64,7 +64,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
         redact: ['req.headers.authorization', 'req.headers.cookie']
       },
     genReqId,
-    // One line per request instead of Fastify's two: see http/request-log.ts.
+    // One line per request instead of Fastify's two: see pipeline/request-log.ts.
     logController: accessLog,
     // request.log becomes pino's child only when something is logged through it.
     childLoggerFactory: lazyChildLogger,
@@ -83,7 +83,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     // The client address (request.ip) comes from X-Forwarded-For only when the peer is one of
     // the proxies named in TRUST_PROXY; otherwise it is the TCP peer.
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
-    // While closing, requests get our 503 from the drain plugin (http/drain.ts), not Fastify's own body.
+    // While closing, requests get our 503 from the drain plugin (pipeline/drain.ts), not Fastify's own body.
     return503OnClosing: false,
     // Errors of the router itself (a path that is not valid percent-encoding) in our error
     // body too. Parameters may be as long as a URL can be, so that an over-long id is a 400 on
@@ -100,13 +100,13 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(databasePlugin, { database })
   await app.register(notifications)
   await app.register(routePlans, { accessOf })
-  await app.register(routing)
+  await app.register(unknownRoutes)
   await app.register(cors, { origins: config.corsOrigins })
   await app.register(jsonBody)
   await app.register(validation)
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, countedElsewhere: countedByKey })
-  // One hook per phase for every route (http/request-path.ts).
-  await app.register(requestPath, { trustProxy: config.trustProxy.length > 0 })
+  // One hook per phase for every route (pipeline/request-hooks.ts).
+  await app.register(requestHooks, { trustProxy: config.trustProxy.length > 0 })
   await app.register(openapi)
   await app.register(metrics)
   await app.register(authentication)

@@ -74,7 +74,7 @@ process.on('uncaughtException', (error) => {
   void logWhenWritten(app.log, () => { app.log.fatal({ err: error }, 'uncaught exception, exiting') }).then(() => process.exit(1))
 })
 
-// SIGTERM/SIGINT: drain, hold, then close (see http/drain.ts). For SHUTDOWN_GRACE_MS the
+// SIGTERM/SIGINT: drain, hold, then close (see pipeline/drain.ts). For SHUTDOWN_GRACE_MS the
 // instance answers 503 on readiness and serves every request with `Connection: close`; then new
 // requests wait until connections stop arriving (a second at most); then the listener closes,
 // the waiting requests are served, requests in flight finish (bounded by the 30 s request and

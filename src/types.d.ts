@@ -2,12 +2,12 @@ import type { Config } from './config/config.js'
 import type { Db } from './db/schema.js'
 import type { DialectName } from './db/database.js'
 import type { CallerKey, Credential, CurrentUser } from './auth/authentication.js'
-import type { RateLimiter } from './http/rate-limit.js'
+import type { RateLimiter } from './pipeline/rate-limit.js'
 import type { FieldError } from './http/errors.js'
 import type { Registry } from 'prom-client'
 import type { Notifications } from './db/notifications.js'
 import type { EventStreams } from './events/event-stream.js'
-import type { RequestLog } from './http/request-log.js'
+import type { RequestLog } from './pipeline/request-log.js'
 import type { MetricsListener } from './service/metrics-listener.js'
 import type { IdentityProviders } from './oidc/identity-providers.js'
 import type { SecretBox } from './mfa/secret-box.js'
@@ -23,11 +23,11 @@ declare module 'fastify' {
     metricsRegistry: Registry
     /** PostgreSQL: the instance's LISTEN connection (db/notifications.ts); undefined on SQLite. */
     notifications: Notifications | undefined
-    /** The access log (http/request-log.ts), for answers Fastify does not see finish (an event stream the client closed). */
+    /** The access log (pipeline/request-log.ts), for answers Fastify does not see finish (an event stream the client closed). */
     accessLog: RequestLog
     /** The event streams open on this instance (events/event-stream.ts). */
     eventStreams: EventStreams
-    /** The general rate limit's counters (http/rate-limit.ts); undefined when it is off. */
+    /** The general rate limit's counters (pipeline/rate-limit.ts); undefined when it is off. */
     rateLimiter: RateLimiter | undefined
     /** The identity providers people may sign in with (oidc/identity-providers.ts). */
     identityProviders: IdentityProviders

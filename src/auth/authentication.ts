@@ -6,7 +6,7 @@ import type { Access } from './scopes.js'
 import { nowIso } from '../db/types.js'
 import { wantsStream } from '../http/accepts-stream.js'
 import { ApiError } from '../http/errors.js'
-import { planOf } from '../http/route-plan.js'
+import { planOf } from '../pipeline/route-plan.js'
 import type { Role } from '../users/user.table.js'
 import { findKeyCaller, findKeyCallerById, findSessionCaller, type KeyCaller } from './credential.repository.js'
 import { ticketCredential } from './stream-ticket.repository.js'
@@ -56,7 +56,7 @@ const NO_CREDENTIAL: Credential = Object.freeze({ kind: 'none' })
  * every request `user`, `sessionTokenHash` and `apiKey` (null until `authenticate` sets them)
  * and `credential` (read on first use); the routes that need a caller name `authenticate` as
  * their onRequest hook and say what they need in their schema's `security` (scopes.ts), which
- * their plan holds (http/route-plan.ts), and authorize with the helpers below.
+ * their plan holds (pipeline/route-plan.ts), and authorize with the helpers below.
  */
 export const authentication = fp(async (app) => {
   app.decorateRequest('user', null)
@@ -107,7 +107,7 @@ export async function authenticate (request: FastifyRequest, reply: FastifyReply
 }
 
 /**
- * Whether authentication counts this request in a rate-limit window (http/rate-limit.ts), so the
+ * Whether authentication counts this request in a rate-limit window (pipeline/rate-limit.ts), so the
  * rate limit's own step must not: exactly the requests made with an API key on a route that
  * authenticates its caller (`authenticateKey` counts them in the key's window once the key is
  * found, else in the address's). Every other request, a ticket's included, counts in its

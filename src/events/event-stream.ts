@@ -168,7 +168,7 @@ export class EventStreams {
     reply.hijack()
     res.writeHead(200, {
       ...reply.getHeaders() as Record<string, string | number | string[]>,
-      // Set on every other answer as it is sent (http/request-path.ts); a stream is written here.
+      // Set on every other answer as it is sent (http/request-hooks.ts); a stream is written here.
       'x-request-id': request.id,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { symbols } from 'pino'
-import { flushAccessLines } from '../http/request-log.js'
+import { flushAccessLines } from '../pipeline/request-log.js'
 
 // The log is written asynchronously (pino's SonicBoom destination): lines are queued and
 // written by a write on libuv's thread pool. A fatal line is written at once, synchronously
@@ -25,7 +25,7 @@ interface Destination {
  * drain's own callback, so no other line can be queued in between.
  */
 export async function logWhenWritten (logger: FastifyBaseLogger, log: () => void): Promise<void> {
-  // The access lines of this turn first (src/http/request-log.ts).
+  // The access lines of this turn first (src/pipeline/request-log.ts).
   flushAccessLines()
   const destination = (logger as unknown as Record<symbol, unknown>)[symbols.streamSym] as Destination | undefined
   if (destination?._writing !== true) {

@@ -11,7 +11,7 @@ export const metrics = fp(async (app) => {
   collectDefaultMetrics({ register: registry })
   const requests = new RequestMetrics()
 
-  // Recorded with the access line, when the answer has gone out (http/request-log.ts): no hook of its own.
+  // Recorded with the access line, when the answer has gone out (pipeline/request-log.ts): no hook of its own.
   app.accessLog.metrics = requests
 
   // Served on the private listener only (service/metrics-listener.ts); server.ts starts it.

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
-import { DOCS_CSP } from '../http/security-headers.js'
+import { DOCS_CSP } from '../pipeline/security-headers.js'
 import { componentSchemas } from './components.js'
 import { swaggerOptions } from './openapi-document.js'
 
@@ -14,4 +14,4 @@ export const openapi = fp(async (app) => {
   // The reference page loads only from this origin (DOCS_CSP); Swagger UI's validator badge,
   // which would send the document to a public service, stays off (its default here).
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP })
-}, { name: 'openapi', dependencies: ['routing'] })
+}, { name: 'openapi', dependencies: ['unknown-routes'] })

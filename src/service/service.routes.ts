@@ -137,4 +137,4 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 }
 
-export const serviceRoutes = fp(routes, { name: 'service', dependencies: ['error-handler', 'routing', 'openapi', 'database', 'drain'], encapsulate: true })
+export const serviceRoutes = fp(routes, { name: 'service', dependencies: ['error-handler', 'unknown-routes', 'openapi', 'database', 'drain'], encapsulate: true })

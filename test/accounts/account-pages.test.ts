@@ -4,7 +4,7 @@ import vm from 'node:vm'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { accountPages } from '../../src/accounts/account-pages.js'
 import { ACCOUNT_JS } from '../../src/accounts/account-pages.assets.js'
-import { routePlans } from '../../src/http/route-plan.js'
+import { routePlans } from '../../src/pipeline/route-plan.js'
 
 // The pages opened from a mail: strict headers, no inline script or style, the same page for
 // any query (the server never reads it), and a script that spends the token only when the

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { breakersOf, type Breaker } from './invalid-values.js'
-import { documentedHeaderName } from '../../src/http/validation.js'
+import { documentedHeaderName } from '../../src/pipeline/validation.js'
 import { atLeastOneOf, PRINTABLE_KEY_PATTERN, SEQUENCE_PATTERN, withoutAllOf } from './schema-arbitrary.js'
 import type { Operation, Schema } from './openapi-operations.js'
 import { validRequest, type GeneratedRequest } from './request-arbitrary.js'

@@ -14,7 +14,7 @@ import { assertUnderstood, ID_PATTERN, NON_BLANK, validArbitrary } from './schem
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 ajv.addFormat('email', /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/)
 ajv.addFormat('int64', { type: 'number', validate: Number.isSafeInteger })
-// The document's own keywords, as the service reads them (src/http/validation.ts).
+// The document's own keywords, as the service reads them (src/pipeline/validation.ts).
 ajv.addKeyword({ keyword: 'x-well-formed', type: 'string', validate: (_: unknown, s: string) => s.isWellFormed() && !s.includes('\u0000') })
 ajv.addKeyword({ keyword: 'x-int64-id', type: 'string', validate: (_: unknown, s: string) => /^[1-9][0-9]{0,18}$/.test(s) && BigInt(s) <= 9223372036854775807n })
 ajv.addKeyword({ keyword: 'x-require-one-of', type: 'object', validate: (names: string[], o: object) => names.some((n) => Object.hasOwn(o, n)) })

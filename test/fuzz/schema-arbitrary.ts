@@ -13,7 +13,7 @@ const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'def
 const CONSTRAINTS = new Set([
   'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'uniqueItems', 'minLength', 'maxLength', 'pattern',
   'enum', 'const', 'minimum', 'maximum', 'format', 'anyOf', 'oneOf', 'allOf', 'minProperties', 'nullable',
-  // The document's own keywords (see src/http/validation.ts).
+  // The document's own keywords (see src/pipeline/validation.ts).
   'x-well-formed', 'x-int64-id', 'x-cursor', 'x-sorted-cursor', 'x-require-one-of'
 ])
 

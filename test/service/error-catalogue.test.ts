@@ -50,7 +50,7 @@ const DOCUMENTED_TABLE: Record<string, number> = {
   INVALID_MFA_CODE: 401,
   MFA_ALREADY_ENABLED: 409,
   TOTP_NOT_FOUND: 404,
-  // The HTTP layer's own answers, before a request reaches the app (test/http/client-errors.test.ts).
+  // The HTTP layer's own answers, before a request reaches the app (test/pipeline/client-errors.test.ts).
   MALFORMED_REQUEST: 400,
   REQUEST_TIMEOUT: 408,
   URI_TOO_LONG: 414,

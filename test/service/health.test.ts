@@ -3,7 +3,7 @@ import { after, describe, test } from 'node:test'
 import { buildTestApp, dialect } from '../helper.js'
 
 // Liveness and readiness (docs/api.md). The 503 side of readiness is in
-// test/http/database-unavailable.test.ts.
+// test/pipeline/database-unavailable.test.ts.
 
 const { app, url, close } = await buildTestApp()
 after(close)

@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import fp from 'fastify-plugin'
+import { serviceUnavailable, type ApiError } from '../http/errors.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The shutdown's phases before `close()` (see server.ts and below). */
+    drain: Drain
+  }
+}
+
+export interface Drain {
+  /** From `begin()` on: every answer says `Connection: close`. */
+  readonly draining: boolean
+  /** From `hold()` on: a new request waits for `released` before it is served. */
+  readonly holding: boolean
+  /** From the listener's closing on: a new request is answered 503. */
+  readonly closing: boolean
+  /** Settles when the held requests may go on (the listener has closed). */
+  readonly released: Promise<void>
+  begin: () => void
+  hold: () => Promise<void>
+  onBegin: (listener: () => void) => void
+}
+
+/** Connections must have stopped arriving for this long before the listener closes. */
+export const QUIET_MS = 50
+/** The longest the listener stays open once holding has begun, quiet or not. */
+export const HOLD_MAX_MS = 1000
+
+/**
+ * Shutdown in phases, so that no client is reset, whether it comes through a balancer or not:
+ *
+ * 1. Draining (`begin()`): `/health/ready` answers 503 at once, requests are still served, but
+ *    every response says `Connection: close`, so keep-alive clients reconnect (through the
+ *    balancer, elsewhere) instead of sending on a connection that is about to close. Idle
+ *    keep-alive connections are left open: closing one now would reset a request the client is
+ *    writing onto it; its next request is answered and closes it instead.
+ * 2. Holding (`hold()`): a new request waits, unanswered, instead of being served. A client whose
+ *    request waits opens no new connection, so connections stop arriving; once none has arrived
+ *    for QUIET_MS (HOLD_MAX_MS at most), `hold()` resolves. Closing the listener while clients
+ *    still connect would reset every connection the kernel accepted that Node had not yet
+ *    taken: that race is what this phase removes.
+ * 3. Closing (`close()`): the listener closes (a client that connects now is refused, which it can
+ *    tell from a reset: nothing was sent), Node closes the connections idle at that moment, and
+ *    then the held requests are served, each answer closing its connection. A request that still
+ *    arrives on an open connection is answered 503 with `Retry-After`. `close()` resolves when
+ *    every connection has ended.
+ *
+ * The phases are kept here; the request path (request-hooks.ts) holds, refuses and closes by them.
+ */
+export const drain = fp(async (app) => {
+  let draining = false
+  let holding = false
+  let closing = false
+  let release: () => void = () => {}
+  const released = new Promise<void>((resolve) => { release = resolve })
+
+  const beginning: Array<() => void> = []
+  app.decorate('drain', {
+    get draining () { return draining || holding || closing },
+    get holding () { return holding },
+    get closing () { return closing },
+    released,
+    begin () {
+      draining = true
+      for (const listener of beginning) listener()
+    },
+    onBegin (listener: () => void) { beginning.push(listener) },
+    async hold () {
+      holding = true
+      let last = Date.now()
+      const arrived = (): void => { last = Date.now() }
+      app.server.on('connection', arrived)
+      const started = last
+      while (Date.now() - last < QUIET_MS && Date.now() - started < HOLD_MAX_MS) await sleep(5)
+      app.server.off('connection', arrived)
+    }
+  })
+  app.addHook('preClose', async () => {
+    closing = true
+    if (!holding) return
+    // Fastify closes the listener right after its preClose hooks; the held requests go on once it has.
+    void (async () => {
+      while (app.server.listening) await sleep(1)
+      release()
+    })()
+  })
+}, { name: 'drain', dependencies: ['error-handler'] })
+
+/** The answer to a request that arrives once the listener is closing. */
+export function shuttingDown (): ApiError {
+  return serviceUnavailable({ message: 'The server is shutting down.', headers: { connection: 'close' } })
+}
