@@ -24,7 +24,7 @@ import { Pool } from 'undici'
 import { freePort } from '../scripts/free-port.mjs'
 import { serviceArguments } from '../scripts/start-command.mjs'
 import { scratchDatabase } from '../test/scratch-database.js'
-import { startTestProvider, type TestProvider } from '../test/oidc/oidc-provider.js'
+import { startTestProvider, type TestProvider } from '../test/support/oidc-provider.js'
 import { buildService, pinLoadGenerator, PINNED, startServer, type Server } from './load.js'
 import { PASSWORD, seed } from './seed.js'
 

@@ -30,7 +30,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'api-test-report-'))
 // Time limits (--test-timeout). From Node.js 24 on, the limit is that of each test and hook
 // that sets no `timeout` of its own; one that does keeps its own, and a describe's own bounds
 // its tests together. No unit test measured takes more than about 20 s on a loaded machine
-// (the longest set their own limits: test/http/early-answers.test.ts, the native-module soak);
+// (the longest set their own limits: test/pipeline/early-answers.test.ts, the native-module soak);
 // the system tests start clusters and set their own (up to 480 s a test, 700 s a describe). On
 // Node.js 22 the flag bounds each test file as a whole instead: the slowest unit file takes
 // about 140 s (early-answers, whose describe stops it at 180 s), and no system file's own
