@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, createUser, tokenOf, uniqueEmail, type TestUser } from '../helper.js'
-import { SmtpCapture } from '../support/smtp-capture.js'
+import { SmtpCapture, tokenIn } from '../support/smtp-capture.js'
 import { startTestProvider } from '../support/oidc-provider.js'
 import { createProduct } from '../products/fixtures.js'
 import { startReceiver } from '../support/webhook-receiver.js'
-import { makeKey, resetByMail, turnOnFactor } from './fixtures.js'
+import { codeOf, makeKey, resetByMail, turnOnFactor } from './fixtures.js'
 
 // Pre-hijacking (Sudhodanan and Paverd, "Pre-hijacked accounts", USENIX Security 2022): someone
 // makes an account with the owner's address before the owner does, prepares it (a provider
@@ -77,12 +77,18 @@ describe('an account prepared for its owner by someone else', { timeout: 120_000
     const victim = uniqueEmail('victim')
     const squatter = await createUser(app, { email: victim, name: 'Squatter' })
     const key = await makeKey(app, squatter, ['orders:read', 'events:read', 'webhooks:read', 'webhooks:write'])
+    // And a change of address of the squatter's own, waiting for its link.
+    const theirs = uniqueEmail('squatter')
+    assert.equal((await app.inject({ method: 'PUT', url: `/v1/users/${squatter.id}`, headers: squatter.auth, payload: { email: theirs, name: 'Squatter' } })).statusCode, 200)
+    const theirLink = tokenIn(await smtp.next(theirs, 'Confirm your new e-mail address'))
     const endpoint = await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: squatter.auth, payload: { url: receiver.url, events: ['order.created'] } })
     assert.equal(endpoint.statusCode, 201, endpoint.body)
     assert.equal((await app.inject({ method: 'GET', url: '/v1/orders', headers: key })).statusCode, 200)
 
     const owner = await ownerTakesIt(app, victim)
     assertError(await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: squatter.auth }), 401, 'AUTHENTICATION_REQUIRED')
+    assert.equal((await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: owner.auth })).json().user.pendingEmail, null)
+    assertError(await app.inject({ method: 'POST', url: '/v1/email-verifications', payload: { token: theirLink } }), 400, 'INVALID_TOKEN')
     assert.deepEqual((await app.inject({ method: 'GET', url: '/v1/api-keys', headers: owner.auth })).json(), [])
     assert.deepEqual((await app.inject({ method: 'GET', url: '/v1/webhook-endpoints', headers: owner.auth })).json(), [])
     // The owner shops; the squatter's key reads nothing, and their endpoint hears nothing.
@@ -104,9 +110,12 @@ describe('an account prepared for its owner by someone else', { timeout: 120_000
   test('with a second factor: the owner\'s reset ends it, and the owner logs in without one', async () => {
     const victim = uniqueEmail('victim')
     const squatter = await createUser(app, { email: victim, name: 'Squatter' })
-    await turnOnFactor(app, squatter)
-    assertError(await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: victim, password: squatter.password } }), 401, 'MFA_REQUIRED')
+    const secret = await turnOnFactor(app, squatter)
+    const waiting = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: victim, password: squatter.password } })
+    assertError(waiting, 401, 'MFA_REQUIRED')
     await ownerTakesIt(app, victim)
+    // The squatter's log-in that waited for its code ends too.
+    assertError(await app.inject({ method: 'POST', url: '/v1/sessions', payload: { challenge: waiting.json().challenge, code: codeOf(secret) } }), 401, 'INVALID_MFA_CODE')
     const rows = await app.db.selectFrom('totp_factors').select('totp_factors.id').innerJoin('users', 'users.id', 'totp_factors.user_id').where('users.email', '=', victim).execute()
     assert.deepEqual(rows, [])
   })
@@ -115,7 +124,6 @@ describe('an account prepared for its owner by someone else', { timeout: 120_000
     const user = await createUser(app)
     const key = await makeKey(app, user, ['orders:read'])
     // The owner proves the address with the verification mail sign-up sent.
-    const { tokenIn } = await import('../support/smtp-capture.js')
     const token = tokenIn(await smtp.next(user.email, 'Verify your e-mail address'))
     assert.equal((await app.inject({ method: 'POST', url: '/v1/email-verifications', payload: { token } })).statusCode, 204)
     assert.equal((await resetByMail(app, smtp, user.email, OWNER_PASSWORD)).statusCode, 204)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { hashToken } from '../../src/auth/token.js'
 import { write } from '../../src/db/write.js'
-import { assertError, buildTestApp, createUser, uniqueEmail, type TestUser } from '../helper.js'
+import { assertError, buildTestApp, createUser, tokenOf, uniqueEmail, type TestUser } from '../helper.js'
 import { codeOf, makeKey, turnOnFactor } from '../accounts/fixtures.js'
 
 // Recent authentication: a session alone (a stolen token, a borrowed laptop) cannot take the
@@ -14,9 +14,9 @@ import { codeOf, makeKey, turnOnFactor } from '../accounts/fixtures.js'
 const { app, close } = await buildTestApp({ SECRET_KEY: '0f'.repeat(32), LOGIN_FAILURES_PER_EMAIL: '3', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' })
 after(close)
 
-async function ageSession (user: TestUser): Promise<void> {
+async function ageSession (user: TestUser, seconds = 3600): Promise<void> {
   await write(app.db, async (trx) => {
-    await trx.updateTable('sessions').set({ authenticated_at: new Date(Date.now() - 3_600_000).toISOString() }).where('token_hash', '=', hashToken(user.token)).execute()
+    await trx.updateTable('sessions').set({ authenticated_at: new Date(Date.now() - seconds * 1000).toISOString() }).where('token_hash', '=', hashToken(user.token)).execute()
   })
 }
 const reauthenticate = async (user: TestUser, payload: object, headers: Record<string, string> = user.auth) =>
@@ -66,6 +66,18 @@ describe('recent authentication', { timeout: 120_000 }, () => {
     assert.equal((await patch(user.auth, { url: 'http://127.0.0.1:9/a', description: 'renamed' })).statusCode, 200)
     assert.equal((await patch(key, { url: 'http://127.0.0.1:9/c' })).statusCode, 200)
     assert.equal((await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: key, payload: { url: 'http://127.0.0.1:9/d' } })).statusCode, 201)
+  })
+
+  test('recent means within REAUTHENTICATION_SECONDS (600) of its own proof: each session counts for itself', async () => {
+    const user = await createUser(app)
+    const other: TestUser = { ...user, token: await tokenOf(app, user.email, user.password) }
+    other.auth = { authorization: `Bearer ${other.token}` }
+    await ageSession(user, 540)
+    assert.equal((await makeKeyAnswer(user)).statusCode, 201)
+    await ageSession(user, 660)
+    assertError(await makeKeyAnswer(user), 403, 'REAUTHENTICATION_REQUIRED')
+    // Another session of the same account, logged in just now, is recent.
+    assert.equal((await makeKeyAnswer(other)).statusCode, 201)
   })
 
   test('activating a factor enrolled while the session was recent needs it recent still', async () => {
