@@ -18,6 +18,7 @@ import { silentConnections } from './http/silent-connections.js'
 import { lazyChildLogger } from './http/lazy-logger.js'
 import { RequestLog } from './http/request-log.js'
 import { routing } from './http/routing.js'
+import { sharedSerializers } from './http/serializers.js'
 import { validation } from './http/validation.js'
 import { orderRoutes } from './orders/order.routes.js'
 import { postRoutes } from './posts/post.routes.js'
@@ -86,7 +87,10 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     // body too. Parameters may be as long as a URL can be, so that an over-long id is a 400 on
     // its own field (`id`) rather than the router's bare 414.
     frameworkErrors,
-    routerOptions: { maxParamLength: 16_384 }
+    routerOptions: { maxParamLength: 16_384 },
+    // Each distinct response schema compiled once per process, not once per route and status
+    // (http/serializers.ts): most of the start-up's time, and of every test's app, went there.
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('config', config)
