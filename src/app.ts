@@ -17,6 +17,7 @@ import { routePlans } from './pipeline/route-plan.js'
 import { silentConnections } from './pipeline/silent-connections.js'
 import { lazyChildLogger } from './pipeline/lazy-logger.js'
 import { RequestLog } from './pipeline/request-log.js'
+import { sharedSerializers } from './pipeline/serializers.js'
 import { unknownRoutes } from './pipeline/unknown-routes.js'
 import { validation } from './pipeline/validation.js'
 import { orderRoutes } from './orders/order.routes.js'
@@ -89,7 +90,10 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     // body too. Parameters may be as long as a URL can be, so that an over-long id is a 400 on
     // its own field (`id`) rather than the router's bare 414.
     frameworkErrors,
-    routerOptions: { maxParamLength: 16_384 }
+    routerOptions: { maxParamLength: 16_384 },
+    // Each distinct response schema compiled once per process, not once per route and status
+    // (pipeline/serializers.ts): most of the start-up's time, and of every test's app, went there.
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('config', config)

@@ -59,6 +59,14 @@ function reason (error: unknown): string {
   return text.split('\n')[0]!.slice(0, 300)
 }
 
+// Every kind of mail (the type's every member, or this does not compile), so that each counter
+// shows each kind from the start, at 0: a series that appears only with its first failure cannot
+// be alerted on, since a rate needs a sample from before it.
+const MAIL_KINDS = Object.keys({
+  'verify-email': true, 'reset-password': true, 'email-changed': true, 'password-changed': true, 'mfa-changed': true,
+  'identity-linked': true, 'api-key-created': true
+} satisfies Record<MailKind, true>) as MailKind[]
+
 export class MailSender {
   readonly #db: Db
   readonly #options: MailSenderOptions
@@ -81,6 +89,7 @@ export class MailSender {
         failed: counter('mail_failed_total', 'Mails given up after the last retry.'),
         errors: counter('mail_send_errors_total', 'Attempts that failed (each is retried until the last).')
       }
+      for (const counted of Object.values(this.#counters)) for (const kind of MAIL_KINDS) counted.inc({ kind }, 0)
     }
     this.#loop = new DeliveryLoop<ClaimedMail>({
       name: 'mail',

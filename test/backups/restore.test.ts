@@ -8,7 +8,7 @@ import Sqlite from 'better-sqlite3'
 import type { BackupConfig } from '../../src/backups/backup.config.js'
 import { litestreamBinary } from '../../src/backups/litestream.js'
 import { Replication } from '../../src/backups/replication.js'
-import { recordingLog, sleep, waitFor } from './fixtures.js'
+import { recordingLog, sleep, waitFor, type Logged } from './fixtures.js'
 import { parseRestoreTime, restore, RestoreError } from '../../src/backups/restore.js'
 import { migrateToLatest, migrationNames } from '../../src/db/migrate.js'
 import { openDatabase } from '../../src/db/database.js'
@@ -54,9 +54,32 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
   const insertUser = (email: string): void => {
     db.prepare("insert into users (email, name, password_hash, role, created_at, updated_at) values (?, 'N', 'x', 'USER', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')").run(email)
   }
+  /** The users' addresses in the live database now: what a restore of the newest state must hold. */
+  const emails = (): string[] => db.prepare('select email from users order by id').all().map((r) => (r as { email: string }).email)
+  // Uploads as Litestream reports them: each begins ('write …') and ends ('… written').
+  const uploadLines = (): Logged[] => logged.lines.filter((l) => /^backup: (write (wal segment|snapshot)|(wal segment|snapshot) written)$/.test(l.msg))
+  const uploaded = (): number => uploadLines().filter((l) => l.msg.endsWith(' written')).length
+  /**
+   * Nothing to upload and no upload under way (the last one reported has ended; one cut short by
+   * a killed Litestream is followed by its successor's). An upload begun before a commit (the
+   * first after start, say) may report its end after the commit, and the lag then reads 0 for a
+   * moment with the commit not in the replica (src/backups/replication.ts, Lag).
+   */
+  const settled = (): boolean => (uploadLines().at(-1)?.msg.endsWith(' written') ?? false) && replication.lagSeconds() === 0
+  const idle = async (): Promise<void> => { await waitFor('the replica idle', settled, 10_000) }
+  /** Waits until Litestream has uploaded what was committed since `before` uploads had ended. */
+  const uploadedSince = async (before: number): Promise<void> => { await waitFor('the upload', () => uploaded() > before && settled(), 5000) }
+  /** Writes a user and waits until Litestream has uploaded it: the replica's newest state is then the database's. */
+  const committedAndUploaded = async (email: string): Promise<string[]> => {
+    await idle()
+    const before = uploaded()
+    insertUser(email)
+    await uploadedSince(before)
+    return emails()
+  }
 
   test('a commit is uploaded within about a second: the lag rises above 0 and falls back to 0', async () => {
-    await waitFor('lag 0', () => replication.lagSeconds() === 0)
+    await idle()
     await sleep(50)
     insertUser('lag@example.com')
     assert.ok(replication.lagSeconds() > 0, 'a commit not uploaded yet is lag')
@@ -88,37 +111,49 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     assert.match(second.lines.find((l) => l.level === 'error')?.msg ?? '', /another Litestream already replicates this database/)
   })
 
-  const outputs = join(dir, 'out')
-  const leftovers = (): string[] => existsSync(outputs) ? readdirSync(outputs) : []
+  // Each test restores into a folder of its own and reads the live database's state itself, so
+  // that none depends on what another wrote, restored or deleted, or on the order they run in.
+  const outputsOf = (name: string): string => {
+    const folder = join(dir, 'out', name)
+    mkdirSync(folder, { recursive: true })
+    return folder
+  }
   const knownMigrations = migrationNames()
 
   test('the latest restore holds every commit; the file is new, checked and alone', async () => {
-    insertUser('latest@example.com')
-    await waitFor('the upload', () => replication.lagSeconds() === 0, 5000)
+    const expected = await committedAndUploaded('latest@example.com')
+    const outputs = outputsOf('latest')
     const output = join(outputs, 'latest.db')
     const result = restore({ output, at: undefined, backup, binary, knownMigrations })
-    assert.equal(result.tables.users, 3)
+    assert.equal(result.tables.users, expected.length)
     assert.equal(result.tables.kysely_migration, knownMigrations.length)
-    assert.deepEqual(leftovers(), ['latest.db'])
+    assert.deepEqual(readdirSync(outputs), ['latest.db'])
     const restored = new Sqlite(output, { readonly: true })
-    assert.deepEqual(restored.prepare('select email from users order by id').all().map((r) => (r as { email: string }).email), ['lag@example.com', 'frozen@example.com', 'latest@example.com'])
+    assert.deepEqual(restored.prepare('select email from users order by id').all().map((r) => (r as { email: string }).email), expected)
     restored.close()
   })
 
   test('a restore to a time brings back the state of that time', async () => {
+    const kept = await committedAndUploaded('before-delete@example.com')
     const at = new Date()
     await sleep(1100)
+    const before = uploaded()
     db.prepare('delete from users').run()
-    await waitFor('the upload', () => replication.lagSeconds() === 0, 5000)
+    await uploadedSince(before)
+    const outputs = outputsOf('at-a-time')
     const output = join(outputs, 'before-delete.db')
-    assert.equal(restore({ output, at, backup, binary, knownMigrations }).tables.users, 3)
+    assert.equal(restore({ output, at, backup, binary, knownMigrations }).tables.users, kept.length)
+    const restored = new Sqlite(output, { readonly: true })
+    assert.deepEqual(restored.prepare('select email from users order by id').all().map((r) => (r as { email: string }).email), kept)
+    restored.close()
     assert.equal(restore({ output: join(outputs, 'after-delete.db'), at: undefined, backup, binary, knownMigrations }).tables.users, 0)
   })
 
   test('a time after the last upload of an idle database restores its newest state', async () => {
-    const output = join(outputs, 'idle.db')
+    const newest = await committedAndUploaded('idle@example.com')
+    const output = join(outputsOf('idle'), 'idle.db')
     await sleep(2100)
-    assert.equal(restore({ output, at: new Date(Date.now() - 1000), backup, binary, knownMigrations }).tables.users, 0)
+    assert.equal(restore({ output, at: new Date(Date.now() - 1000), backup, binary, knownMigrations }).tables.users, newest.length)
   })
 
   test('links planted in the output folder under the names a restore could stage at are never written through', () => {
@@ -127,6 +162,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     // redirected by whoever may write in the output folder: here links for this process's pid
     // and for the pids the next processes get, the CLI's among them. FILE is a link to nowhere
     // (so Litestream finds no output there and goes on), FILE.tmp a link to a victim.
+    const outputs = outputsOf('planted')
     const cliDir = join(outputs, 'planted-cli')
     const victim = join(dir, 'victim.txt')
     const nowhere = join(dir, 'nowhere.db')
@@ -160,12 +196,12 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
       rmSync(cliDir, { recursive: true, force: true })
       rmSync(join(outputs, 'planted.db'), { force: true })
     }
-    assert.deepEqual(leftovers().filter((f) => f.startsWith('.')), [], 'no temporary files left')
+    assert.deepEqual(readdirSync(outputs).filter((f) => f.startsWith('.')), [], 'no temporary files left')
   })
 
   test('refused: a symbolic link at --output or beside it (-wal, -shm), even one to nowhere; what it points to is not created', () => {
+    const outputs = outputsOf('linked')
     const output = join(outputs, 'linked.db')
-    mkdirSync(outputs, { recursive: true })
     for (const at of [output, `${output}-wal`, `${output}-shm`]) {
       // Served later, SQLite would open the link at -wal or -shm and write through it.
       const nowhere = join(dir, `nowhere-${at.slice(-4)}`)
@@ -175,7 +211,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
           (e: unknown) => e instanceof RestoreError && e.message.startsWith(`${at} exists; restore writes a new file and never overwrites one`))
         assert.equal(existsSync(nowhere), false)
         assert.ok(lstatSync(at).isSymbolicLink())
-        assert.deepEqual(leftovers().filter((f) => f.startsWith('.') || f.startsWith('linked.db')), [basename(at)])
+        assert.deepEqual(readdirSync(outputs), [basename(at)])
       } finally {
         unlinkSync(at)
       }
@@ -183,6 +219,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
   })
 
   test('refused: an existing output (never overwritten), a time before the oldest backup, a replica with nothing', () => {
+    const outputs = outputsOf('refused')
     const existing = join(outputs, 'existing.db')
     writeFileSync(existing, 'mine')
     assert.throws(() => restore({ output: existing, at: undefined, backup, binary, knownMigrations }), (e: unknown) => e instanceof RestoreError && /exists; restore writes a new file and never overwrites one/.test(e.message))
@@ -198,7 +235,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     const empty: BackupConfig = { ...backup, target: { kind: 'file', dir: join(dir, 'empty-replica') } }
     mkdirSync(join(dir, 'empty-replica'))
     assert.throws(() => restore({ output, at: undefined, backup: empty, binary, knownMigrations }), /the backup at .*empty-replica holds nothing \(no generation in the replica\)/)
-    assert.deepEqual(leftovers().filter((f) => f.startsWith('.')), [], 'no temporary files left')
+    assert.deepEqual(readdirSync(outputs).filter((f) => f.startsWith('.')), [], 'no temporary files left')
   })
 
   test('refused: --at that is not an RFC 3339 time, or in the future', () => {
@@ -232,14 +269,17 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     const segments = readdirSync(walDir).sort()
     const newest = join(walDir, segments.at(-1)!)
     truncateSync(newest, Math.floor(statSync(newest).size / 2))
+    const outputs = outputsOf('damaged')
     const output = join(outputs, 'damaged.db')
     assert.throws(() => restore({ output, at: undefined, backup: { ...backup, target: { kind: 'file', dir: damagedDir } }, binary, knownMigrations }),
       (e: unknown) => e instanceof RestoreError && /the backup could not be restored \(damaged or incomplete replica\?\): /.test(e.message))
     assert.equal(existsSync(output), false)
-    assert.deepEqual(leftovers().filter((f) => f.startsWith('.')), [], 'no temporary files left')
+    assert.deepEqual(readdirSync(outputs), [], 'nothing left, temporary or not')
   })
 
-  test('npm run restore: exit 1 with one line for a missing BACKUP_URL, a missing --output, an unknown option; 0 with the summary', () => {
+  test('npm run restore: exit 1 with one line for a missing BACKUP_URL, a missing --output, an unknown option; 0 with the summary', async () => {
+    const users = (await committedAndUploaded('cli@example.com')).length
+    const outputs = outputsOf('cli')
     const cli = (args: string[], env: Record<string, string>): { status: number | null, stderr: string, stdout: string } =>
       spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } })
     const noUrl = cli(['--output', join(outputs, 'cli.db')], {})
@@ -259,7 +299,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     assert.match(future.stderr, /^restore: --at: 2999-01-01T00:00:00.000Z is in the future/)
     const ok = cli(['--output', join(outputs, 'cli.db')], { BACKUP_URL: `file:${join(dir, 'replica')}` })
     assert.equal(ok.status, 0, ok.stderr)
-    assert.match(ok.stdout, /^restored .*cli\.db as of the newest state .* in \d+\.\d s\nintegrity ok; rows: .*users 0.*\nserve it: DATABASE_URL=file:.*cli\.db npm start\n$/)
+    assert.match(ok.stdout, new RegExp(`^restored .*cli\\.db as of the newest state .* in \\d+\\.\\d s\\nintegrity ok; rows: .*\\busers ${users}\\b.*\\nserve it: DATABASE_URL=file:.*cli\\.db npm start\\n$`))
     assert.equal(existsSync(join(outputs, 'x.db')), false)
   })
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import { assertError, buildTestApp } from '../helper.js'
+import { assertError, buildAppForTest, buildTestApp } from '../helper.js'
 
 // /metrics is served only on the private listener (METRICS_HOST:METRICS_PORT); the public port
 // answers 404 there, whatever the query. The metrics show the runtime version and live counts.
@@ -38,6 +38,19 @@ describe('the private metrics listener', () => {
     assert.equal(post.status, 405)
     assert.equal(((await post.json()) as { code: string }).code, 'METHOD_NOT_ALLOWED')
     assert.equal(post.headers.get('allow'), 'GET, HEAD')
+  })
+})
+
+describe('the mail counters', () => {
+  test('every mail counter shows every kind at 0 before any mail, so a first failure is a change an alert can see', async (t) => {
+    const fresh = await buildAppForTest(t)
+    const at = await fresh.app.metricsListener.listen('127.0.0.1', 0)
+    const body = await (await fetch(`http://${at}/metrics`)).text()
+    for (const name of ['mail_queued_total', 'mail_sent_total', 'mail_skipped_total', 'mail_failed_total', 'mail_send_errors_total']) {
+      for (const kind of ['verify-email', 'reset-password', 'email-changed', 'password-changed', 'mfa-changed', 'identity-linked', 'api-key-created']) {
+        assert.match(body, new RegExp(`^${name}\\{kind="${kind}"\\} 0$`, 'm'), `${name} for ${kind}`)
+      }
+    }
   })
 })
 
