@@ -87,6 +87,7 @@ describe('OpenAPI document', () => {
       'POST /v1/password-reset-tokens': 'requestPasswordReset',
       'POST /v1/password-resets': 'resetPassword',
       'POST /v1/sessions': 'createSession',
+      'POST /v1/sessions/current/reauthentication': 'reauthenticate',
       'GET /v1/sessions/current': 'getCurrentSession',
       'DELETE /v1/sessions/current': 'deleteCurrentSession',
       'GET /v1/posts': 'listPosts',
