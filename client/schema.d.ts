@@ -579,7 +579,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Any user: the endpoint receives the events its owner may read in the feed (an administrator's, every event), of the types in `events`. The URL must be https on a public address: a private, loopback or link-local address (or a name resolving to one) is 400 on `url`, unless the operator allows that host. The signing secret is in this answer only.
+         * @description Any user: the endpoint receives the events its owner may read in the feed (an administrator's, every event), of the types in `events`. The URL must be https on a public address: a private, loopback or link-local address (or a name resolving to one) is 400 on `url`, unless the operator allows that host. The signing secret is in this answer only. Made with a log-in token, it needs a recent one (403 REAUTHENTICATION_REQUIRED: POST /v1/sessions/current/reauthentication).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -611,7 +611,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook endpoint
-         * @description Some of url, events, description, enabled, by the same rules as on creation. `enabled: true` on an endpoint the service disabled clears `disabledReason`; its deliveries still pending resume. Honours If-Match.
+         * @description Some of url, events, description, enabled, by the same rules as on creation. `enabled: true` on an endpoint the service disabled clears `disabledReason`; its deliveries still pending resume. Honours If-Match. A new `url` with a log-in token needs a recent one (403 REAUTHENTICATION_REQUIRED).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -1122,7 +1122,7 @@ export interface webhooks {
         put?: never;
         /**
          * api_key.revoked
-         * @description An API key was revoked by its owner (`data` is the key as it was). Seen by the key's owner and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
+         * @description An API key was revoked by its owner, or ended by the service when the account was handed over (a password reset first proving its address, or ADMIN_EMAIL naming it) (`data` is the key as it was). Seen by the key's owner and administrators. Sent to every enabled endpoint whose owner may read it and whose `events` include it; answer 2xx within 15 seconds, or it is retried. 410 disables the endpoint.
          */
         post: operations["apiKeyRevokedEventWebhook"];
         delete?: never;
@@ -2482,7 +2482,7 @@ export interface components {
             };
             data: components["schemas"]["ApiKey"];
         };
-        /** @description An API key was revoked by its owner (`data` is the key as it was). Seen by the key's owner and administrators. */
+        /** @description An API key was revoked by its owner, or ended by the service when the account was handed over (a password reset first proving its address, or ADMIN_EMAIL naming it) (`data` is the key as it was). Seen by the key's owner and administrators. */
         ApiKeyRevokedEvent: {
             /**
              * @description The event's id (`evt_` and 22 characters); also the `webhook-id` of its deliveries, the key to drop a duplicate delivery.
@@ -3744,6 +3744,46 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "ORDER_NOT_FOUND";
+                };
+            };
+        };
+        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [REAUTHENTICATION_REQUIRED](/errors/REAUTHENTICATION_REQUIRED) */
+        InsufficientScopeOrReauthenticationRequired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE" | "REAUTHENTICATION_REQUIRED";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE" | "REAUTHENTICATION_REQUIRED";
                 };
             };
         };
@@ -6364,7 +6404,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeOrReauthenticationRequired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6541,7 +6581,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["InsufficientScopeOrReauthenticationRequired"];
             404: components["responses"]["WebhookEndpointNotFound"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6945,46 +6985,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrMalformedJson"];
             401: components["responses"]["AuthenticationRequired"];
-            /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [REAUTHENTICATION_REQUIRED](/errors/REAUTHENTICATION_REQUIRED) */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/INSUFFICIENT_SCOPE",
-                     *       "title": "Insufficient scope",
-                     *       "status": 403,
-                     *       "code": "INSUFFICIENT_SCOPE",
-                     *       "message": "This API key may not do this.",
-                     *       "requestId": "req-1"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "INSUFFICIENT_SCOPE" | "REAUTHENTICATION_REQUIRED";
-                    };
-                    /**
-                     * @example {
-                     *       "type": "/errors/INSUFFICIENT_SCOPE",
-                     *       "title": "Insufficient scope",
-                     *       "status": 403,
-                     *       "code": "INSUFFICIENT_SCOPE",
-                     *       "message": "This API key may not do this.",
-                     *       "requestId": "req-1"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "INSUFFICIENT_SCOPE" | "REAUTHENTICATION_REQUIRED";
-                    };
-                };
-            };
+            403: components["responses"]["InsufficientScopeOrReauthenticationRequired"];
             /** @description [TOO_MANY_API_KEYS](/errors/TOO_MANY_API_KEYS) */
             409: {
                 headers: {
