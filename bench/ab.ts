@@ -1,24 +1,39 @@
 // This checkout's service against another revision's, on the same database, in alternating
-// rounds (`npm run bench:ab -- --base=REV`), with an A/A beside it: a second process of this
-// checkout's service. A change too small for the A/A spread cannot be told from noise; one
-// larger than it can. For what a change to the request path does to the reads, which a run of
-// `npm run bench` on a shared machine cannot resolve (its floor moves by a third between runs).
+// rounds (`npm run bench:ab -- --base=REV`), with an A/A beside it (a second process of this
+// checkout's service) and the floor (bench/floor.ts), over which each service's own cost is read.
+// A change too small for the A/A spread cannot be told from noise; one larger than it can. For
+// what a change to the request path does to the reads, which a run of `npm run bench` on a shared
+// machine cannot resolve (its floor moves by a third between runs).
 //
 //   npm run bench:ab -- --base=HEAD~3                    GET a post, a product, the list
 //   npm run bench:ab -- --base=main --only=post-by-id    one read
 //   BENCH_SECONDS=3 BENCH_ROUNDS=9 BENCH_CONNECTIONS=32  per-run length, rounds, connections
 //
 // REV is checked out into a temporary worktree (this repository's node_modules linked in) and
-// built there; both services run as `npm start` runs them (this checkout's start flags), pinned
-// to core 0, wrk on core 1. Each round measures the three in a rotated order; per round the
-// ratios this/base and copy/this; the medians and ranges are printed.
+// built there; both services run as `npm start` runs them (this checkout's start flags), the
+// floor as `npm run bench` runs it, all pinned to core 0, wrk on core 1. Each round measures the
+// four in a rotated order (base, this, copy, floor; then this, copy, floor, base; …), so that the
+// two sides' runs alternate and none always follows the same one.
+//
+// The comparison is by CPU time per answered request: each server process's user and system time
+// (every thread of it), read from /proc/<pid>/stat just before and after each run and divided by
+// the requests it answered (bench/load.ts, withServerCpu), and by own cost: a service's CPU time
+// per request less the floor's in the same round. Per read, a table of each server's req/s, user,
+// system and total µs per request and own cost (the median of the rounds, least–greatest), then
+// the differences this − base and, for the A/A, copy − this, taken round by round: req/s as a
+// ratio, user and total µs per request as differences (the floor is the same for both sides of a
+// round, so the total's difference is the own cost's too), and the own cost as a ratio, each the
+// median with the least and the greatest. Rounds of 3 s at 10,000 reads a second make a clock
+// tick (10 ms) 0.33 µs a request, under 1 % of a service's figure; the line under each table
+// gives the coarsest tick of the run (a difference is known to about twice that). Last, each
+// server's peak resident memory.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { serviceArguments } from '../scripts/start-command.mjs'
 import { scratchDatabase } from '../test/scratch-database.js'
-import { buildService, measureWrk, median, pinLoadGenerator, PINNED, startService, WRK, type Read, type Server } from './load.js'
+import { buildService, clockTicksPerSecond, measureWrk, median, pinLoadGenerator, PINNED, startFloor, startService, withServerCpu, WRK, type Costed, type Read, type Server } from './load.js'
 import { FULL_SIZE, seed } from './seed.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
@@ -35,9 +50,15 @@ const git = (args: string[], cwd = ROOT): void => {
   if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed`)
 }
 const pct = (ratio: number): string => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)} %`
+const fmt = (n: number, digits = 1): string => n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+/** A difference in µs, its sign always written. */
+const signed = (n: number): string => `${n > 0 ? '+' : ''}${fmt(n)}`
+/** The median of the rounds' figures, then their least and greatest. */
+const spread = (values: number[], figure: (n: number) => string, to = '–'): string =>
+  `${figure(median(values))} (${figure(Math.min(...values))}${to}${figure(Math.max(...values))})`
 
 pinLoadGenerator()
-console.log(`${PINNED ? 'services pinned to core 0, wrk to core 1' : 'no pinning'}; ${ROUNDS} rounds × ${SECONDS} s per read and server, ${CONNECTIONS} connections`)
+console.log(`${PINNED ? 'services and floor pinned to core 0, wrk to core 1' : 'no pinning'}; ${ROUNDS} rounds × ${SECONDS} s per read and server, ${CONNECTIONS} connections`)
 const work = mkdtempSync(join(tmpdir(), 'bench-ab-'))
 const tree = join(work, 'base')
 git(['worktree', 'add', '--detach', '--quiet', tree, base])
@@ -51,40 +72,60 @@ try {
   const data = await seed(scratch.url, FULL_SIZE)
   const args = serviceArguments()
   const baseArgs = [...args.slice(0, -1), join(tree, 'dist/server.js')]
-  const [before, after, copy] = [
+  const [before, after, copy, floor] = [
     await startService(baseArgs, scratch.url, join(work, 'base.log'), `base (${base})`),
     await startService(args, scratch.url, join(work, 'this.log'), 'this checkout'),
-    await startService(args, scratch.url, join(work, 'copy.log'), 'this checkout, again (A/A)')
+    await startService(args, scratch.url, join(work, 'copy.log'), 'this checkout, again (A/A)'),
+    await startFloor(scratch.url, join(work, 'floor.log'))
   ]
-  servers.push(before, after, copy)
+  servers.push(before, after, copy, floor)
   const reads: Array<{ key: string, name: string, read: Read }> = [
     { key: 'post-by-id', name: 'GET /v1/posts/{id}', read: { prefix: '/v1/posts/', ids: data.postIds } },
     { key: 'product-by-id', name: 'GET /v1/products/{id}', read: { prefix: '/v1/products/', ids: data.productIds } },
     { key: 'list', name: 'GET /v1/posts?limit=20', read: { path: '/v1/posts?limit=20' } }
   ].filter((r) => only === undefined || only.includes(r.key))
-  console.log('\n| read | base req/s | this req/s | this / base (median, range) | A/A: copy / this (median, range) |')
-  console.log('|---|---:|---:|---:|---:|')
   for (const { name, read } of reads) {
-    const rps = async (server: Server, seconds: number): Promise<number> => {
-      const result = await measureWrk(server.url, read, CONNECTIONS, seconds)
+    const run = async (server: Server, seconds: number): Promise<Costed> => {
+      const result = await withServerCpu(server, async () => await measureWrk(server.url, read, CONNECTIONS, seconds))
       if (result.bad > 0) throw new Error(`${server.name}, ${name}: ${result.badDetail}`)
-      return result.rps
+      return result
     }
-    for (const server of servers) await rps(server, 2)
-    const runs = servers.map(() => [] as number[])
+    for (const server of servers) await run(server, 2)
+    const runs = servers.map(() => [] as Costed[])
     for (let round = 0; round < ROUNDS; round++) {
       // Rotated, so that no server is always measured right after another.
       for (let k = 0; k < servers.length; k++) {
         const i = (round + k) % servers.length
-        runs[i]!.push(await rps(servers[i]!, SECONDS))
+        runs[i]!.push(await run(servers[i]!, SECONDS))
       }
     }
-    const [b, a, c] = runs as [number[], number[], number[]]
-    const ab = a.map((x, i) => x / b[i]!)
-    const aa = c.map((x, i) => x / a[i]!)
-    const range = (r: number[]): string => `${pct(Math.min(...r))} … ${pct(Math.max(...r))}`
-    console.log(`| ${name} | ${Math.round(median(b)).toLocaleString('en')} | ${Math.round(median(a)).toLocaleString('en')} | **${pct(median(ab))}** (${range(ab)}) | ${pct(median(aa))} (${range(aa)}) |`)
+    const [b, a, c, f] = runs as [Costed[], Costed[], Costed[], Costed[]]
+    /** Per round: a side's CPU time per request less the floor's, µs. */
+    const own = (side: Costed[]) => side.map((m, i) => m.cpu.total - f[i]!.cpu.total)
+    console.log(`\n### ${name}\n`)
+    console.log('| server | req/s | user µs/req | system µs/req | total µs/req | own cost µs/req | own / floor |')
+    console.log('|---|---:|---:|---:|---:|---:|---:|')
+    for (const [server, side] of [[before, b], [after, a], [copy, c], [floor, f]] as const) {
+      const cpu = (part: 'user' | 'system' | 'total') => spread(side.map((m) => m.cpu[part]), fmt)
+      const mine = side === f ? undefined : own(side)
+      console.log(`| ${server.name} | ${fmt(median(side.map((m) => m.rps)), 0)} | ${cpu('user')} | ${cpu('system')} | ${cpu('total')} | ` +
+        `${mine === undefined ? '' : spread(mine, signed, ' … ')} | ${mine === undefined ? '' : spread(mine.map((x, i) => 1 + x / f[i]!.cpu.total), pct, ' … ')} |`)
+    }
+    // Round by round: `x` against `y` (this against base, the copy against this).
+    const differences = (label: string, x: Costed[], y: Costed[]) => {
+      const less = (part: 'user' | 'total') => spread(x.map((m, i) => m.cpu[part] - y[i]!.cpu[part]), signed, ' … ')
+      const [ownX, ownY] = [own(x), own(y)]
+      console.log(`| ${label} | ${spread(x.map((m, i) => m.rps / y[i]!.rps), pct, ' … ')} | ${less('user')} | ${less('total')} | ${spread(ownX.map((o, i) => o / ownY[i]!), pct, ' … ')} |`)
+    }
+    console.log('\n| round by round | req/s, ratio | user µs/req, difference | total µs/req, difference (the own cost\'s too) | own cost, ratio |')
+    console.log('|---|---:|---:|---:|---:|')
+    differences(`**this − base**`, a, b)
+    differences('A/A: copy − this', c, a)
+    const tick = Math.max(...[b, a, c, f].flat().map((m) => m.cpu.tick))
+    console.log(`\nA clock tick (1/${clockTicksPerSecond()} s) is at most ${tick.toFixed(2)} µs/req over a round's requests here: each server's user and system figure ` +
+      `is known to about that, a difference between two of them to about twice that (${(2 * tick).toFixed(2)} µs/req).`)
   }
+  console.log(`\nPeak resident memory (VmHWM), MiB: ${servers.map((server) => `${server.name} ${fmt(server.highWater(), 0)}`).join(', ')}`)
 } finally {
   for (const server of servers) await server.stop()
   await scratch.drop()

@@ -23,6 +23,8 @@ declare module 'autocannon' {
       requests: Histogram
       latency: Histogram
       non2xx: number
+      '2xx': number
+      '3xx': number
       errors: number
       timeouts: number
       statusCodeStats: Record<string, { count: number }>

@@ -2,9 +2,10 @@
 // `npm start` does), the floor or the peer on a loopback port, pinned to one core when taskset
 // exists; wait until it answers; sample its memory; load it from the other core, with autocannon
 // in this process or with wrk (a C load generator, in a child process), and measure what that
-// costs the generator.
+// costs the generator and, read from /proc around a run, what it costs the server per answered
+// request (withServerCpu).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import autocannon from 'autocannon'
@@ -60,6 +61,13 @@ export async function startServer (name: string, args: string[], env: Record<str
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+  // Its CPU time is read from /proc/<pid>/stat (withServerCpu), so the pid must be the node
+  // process that serves: taskset sets the affinity and execs node in place, keeping the pid.
+  const exe = realpathSync(`/proc/${child.pid!}/exe`)
+  if (exe !== realpathSync(process.execPath)) {
+    child.kill('SIGKILL')
+    throw new Error(`${name}: process ${child.pid!} runs ${exe}, not node (${process.execPath}); its CPU time would not be the server's`)
+  }
   let peak = 0
   const sampler = setInterval(() => { peak = Math.max(peak, status(child.pid!, 'VmRSS')) }, 200)
   return {
@@ -94,6 +102,8 @@ export interface Measured {
   p50: number
   p99: number
   total: number
+  /** Responses with a 2xx or 3xx status: the requests the server answered, that its CPU time is divided by. */
+  answered: number
   /** Responses outside 2xx, errors and timeouts: a measurement with any is not one. */
   bad: number
   badDetail: string
@@ -128,6 +138,7 @@ export function start (url: string, load: Load): Running {
         p50: result.latency.p50,
         p99: result.latency.p99,
         total: result.requests.total,
+        answered: result['2xx'] + result['3xx'],
         bad,
         badDetail: bad === 0 ? '' : `non-2xx ${result.non2xx} (${JSON.stringify(result.statusCodeStats)}), errors ${result.errors}, timeouts ${result.timeouts}`,
         generatorCpu
@@ -217,6 +228,8 @@ export async function measureWrk (url: string, read: Read, connections: number, 
       p50: ms(p50),
       p99: ms(p99),
       total: requests,
+      // wrk's `requests` counts every response; `status` those of 400 and over.
+      answered: requests - status,
       bad,
       badDetail: bad === 0
         ? ''
@@ -226,6 +239,71 @@ export async function measureWrk (url: string, read: Read, connections: number, 
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** Clock ticks a second, the unit of /proc/<pid>/stat's CPU times (`getconf CLK_TCK`), read once. */
+let clockTicks: number | undefined
+export function clockTicksPerSecond (): number {
+  if (clockTicks === undefined) {
+    const getconf = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })
+    const ticks = Number(getconf.stdout.trim())
+    if (getconf.status !== 0 || !Number.isInteger(ticks) || ticks <= 0) throw new Error(`getconf CLK_TCK answered ${JSON.stringify(getconf.stdout)}${getconf.stderr}`)
+    clockTicks = ticks
+  }
+  return clockTicks
+}
+
+/**
+ * The CPU time process `pid` has used so far, in clock ticks: utime and stime, fields 14 and 15
+ * of /proc/<pid>/stat, which count every thread of the process (the main thread, libuv's thread
+ * pool, V8's compiler and collector threads), ended threads included, and not its children.
+ */
+export function cpuTicks (pid: number): { user: number, system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // The command name (field 2) is in parentheses and may hold spaces and parentheses itself:
+  // count from after the last ')', where field 3 begins.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { user: Number(fields[14 - 3]), system: Number(fields[15 - 3]) }
+}
+
+/** A server's CPU time over one measured run, per answered request, in µs. */
+export interface ServerCpu {
+  user: number
+  system: number
+  total: number
+  /**
+   * What one clock tick stands for in this run, in µs per request: /proc counts whole ticks, so
+   * user and system are each known to about this much (the figure is the difference of two reads).
+   */
+  tick: number
+}
+
+export type Costed = Measured & { cpu: ServerCpu }
+
+/**
+ * `run`, one measured run against `server`, with the server's CPU time read from
+ * /proc/<pid>/stat immediately before and after it and divided by the requests it answered
+ * (2xx and 3xx, as the generator counted them). Called around the measured run alone: a warm-up,
+ * or the requests a route makes between runs (PATCH refilling its If-Match pool), are not in it.
+ *
+ * Resolution: /proc counts whole clock ticks (10 ms at the usual CLK_TCK of 100), so a run's
+ * user and system figures are each off by up to a tick over its requests. A full run's round of
+ * 5 s answers some 10,000 requests at the slowest (the one-commit floor's writes, about 2,000 a
+ * second) and up to 150,000 (the floor's reads): a tick is then 1 µs a request at most and 0.07
+ * at least, against figures of 30 to several hundred µs, so about 1 % or less (`tick` says it
+ * per run, and `npm run bench` warns where it is more). The smoke run's 100 requests make a tick
+ * 100 µs a request: its figures show that the instrument works, no more.
+ */
+export async function withServerCpu (server: Server, run: () => Promise<Measured>): Promise<Costed> {
+  const pid = server.process.pid!
+  const before = cpuTicks(pid)
+  const measured = await run()
+  const after = cpuTicks(pid)
+  // µs per request for one tick; NaN for a run with no answer (the run has failed anyway).
+  const tick = measured.answered > 0 ? 1e6 / clockTicksPerSecond() / measured.answered : NaN
+  const user = (after.user - before.user) * tick
+  const system = (after.system - before.system) * tick
+  return { ...measured, cpu: { user, system, total: user + system, tick } }
 }
 
 /** The middle value (the mean of the two middle ones for an even count). */

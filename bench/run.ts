@@ -40,6 +40,24 @@
 // The generator's CPU time per run (wrk's process, or this one for autocannon) is printed per
 // route, with a warning for a run where it used more than 90 % of its core (then the generator,
 // not the server, may have set the pace).
+//
+// Beside req/s, each server's CPU time per answered request, user and system apart: the time of
+// its process, every thread of it (the main thread, libuv's thread pool, V8's threads), read from
+// /proc/<pid>/stat just before and just after each round (after the warm-up) and divided by the
+// requests it answered in that round, 2xx and 3xx as the generator counted them (bench/load.ts,
+// withServerCpu; the pid is the node process itself, which taskset execs in place). From it, the
+// service's *own cost*: its CPU time per request less the floor's in the same round, in µs and as
+// a share of the floor's (own / floor): what the service spends per request beyond the work the
+// floor also does (the same statements, JSON, the socket write). Printed against the one-commit
+// floor for every route, against the group-commit floor for the SQLite writes, and for the peer
+// as well; for the writes that record events, the service's figure less the service's without
+// events is what events cost in CPU. Each is the median of the per-round differences, with the
+// least and the greatest beside it. /proc counts whole clock ticks (`getconf CLK_TCK`, 10 ms at
+// 100): the rounds of a full run are long enough for a tick to be under 1 % of a figure (a
+// warning names any route and server where it is not); in --smoke it is 100 µs a request, so
+// those figures only show that the instrument works. On PostgreSQL the database's own processes
+// are not read, so its work is in neither figure.
+//
 // Prints one table per database and PASS/FAIL per target (with how far a FAIL misses); exits
 // non-zero on any FAIL. Targets (ratio to the floor): SQLite, a post or a product by id ≥ 0.60,
 // the list ≥ 0.65, creating a post, editing one and placing an order ≥ 1.5 against the
@@ -48,7 +66,8 @@
 // are measured against the floor with no goal); on both, recording events costs each of those
 // three writes at most 5 % of its rate (1 - service / service without events, the median of the
 // rounds' figures); the deep page within 1.1× of the first page's time; event-loop lag p99 <
-// 20 ms during 32 concurrent log-ins; the service's peak RSS < 150 MiB.
+// 20 ms during 32 concurrent log-ins; the service's peak RSS < 150 MiB. The CPU figures have no
+// goal: the service's own cost is printed as an `info` line beside the verdicts.
 //
 //   npm run bench                          full run (100,000 posts, 3 rounds of 5 s per route and server)
 //   npm run bench -- --smoke               small data, 100 requests per route and server: checks the bench
@@ -70,7 +89,7 @@ import type autocannon from 'autocannon'
 import { openDatabase } from '../src/db/database.js'
 import { scratchDatabase } from '../test/scratch-database.js'
 import { serviceArguments } from '../scripts/start-command.mjs'
-import { buildService, measure, measureWrk, median, randomIn, readRequests, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, withoutEvents, WRK, type Load, type Measured, type Read, type Server } from './load.js'
+import { buildService, clockTicksPerSecond, measure, measureWrk, median, randomIn, readRequests, pinLoadGenerator, PINNED, start, startFloor, startPeer, startService, withoutEvents, withServerCpu, WRK, type Costed, type Load, type Read, type Server } from './load.js'
 import { FULL_SIZE, PASSWORD, seed, SMOKE_SIZE, type Seeded } from './seed.js'
 
 const args = process.argv.slice(2)
@@ -115,8 +134,8 @@ interface Route {
 }
 
 type Who = 'service' | 'floor' | 'group-floor' | 'peer' | 'without-events'
-/** One server's runs of a route, in round order, and its peak RSS over them (MiB). */
-interface Side { who: Who, runs: Measured[], rss: number }
+/** One server's runs of a route, in round order (each with the server's CPU time per answered request), and its peak RSS over them (MiB). */
+interface Side { who: Who, runs: Costed[], rss: number }
 interface Row { route: Route, sides: Side[] }
 
 /** A GET route's request, for wrk (`read`) and for autocannon (`load`). */
@@ -256,11 +275,14 @@ async function settledLastEvent (): Promise<number | undefined> {
   }
   throw new Error('events were still being recorded 10 s after a run ended')
 }
-async function runOnce (route: Route, server: Server, seconds = SECONDS): Promise<Measured> {
+async function runOnce (route: Route, server: Server, seconds = SECONDS): Promise<Costed> {
   const eventsBefore = route.events === true ? await settledLastEvent() : undefined
-  const result = USE_WRK && route.read !== undefined
-    ? await measureWrk(server.url, route.read, CONNECTIONS, seconds)
-    : await measure(server.url, loadFor(await route.load(server), CONNECTIONS, seconds))
+  // The requests are made ready first (PATCH's first asks the server for its posts' tags), so that
+  // the server's CPU time is read around the measured run alone.
+  const requests = USE_WRK && route.read !== undefined ? undefined : await route.load(server)
+  const result = await withServerCpu(server, async () => requests === undefined
+    ? await measureWrk(server.url, route.read!, CONNECTIONS, seconds)
+    : await measure(server.url, loadFor(requests, CONNECTIONS, seconds)))
   if (server.name === 'service') answered += result.total
   if (eventsBefore !== undefined) {
     // The comparison means something only if the service recorded an event per write and the
@@ -312,6 +334,19 @@ function eventCost (row: Row): number | undefined {
   return costs === undefined ? undefined : median(costs)
 }
 
+/** Per round: `who`'s CPU time per answered request less `to`'s in the same round, µs (`who`'s own cost over `to`). */
+function cpuOver (row: Row, who: Who, to: Who, part: 'user' | 'total' = 'total'): number[] | undefined {
+  const mine = sideOf(row, who)
+  const floor = sideOf(row, to)
+  return mine === undefined || floor === undefined ? undefined : mine.runs.map((m, i) => m.cpu[part] - floor.runs[i]!.cpu[part])
+}
+
+/** Per round: `who`'s own cost over `to` as a share of `to`'s CPU time per answered request. */
+function cpuShareOver (row: Row, who: Who, to: Who): number[] | undefined {
+  const floor = sideOf(row, to)
+  return floor === undefined ? undefined : cpuOver(row, who, to)?.map((own, i) => own / floor.runs[i]!.cpu.total)
+}
+
 interface Burst { logins: number, lagP50: number, lagP99: number, quietP99: number, seconds: number }
 
 /**
@@ -351,6 +386,17 @@ async function loginBurst (service: Server, data: Seeded): Promise<Burst> {
 const fmt = (n: number, digits = 0) => n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const percent = (share: number) => `${Math.round(share * 100)} %`
 const WHO: Who[] = ['service', 'floor', 'group-floor', 'peer']
+const NAME: Record<Who, string> = { service: 'service', floor: 'floor', 'group-floor': 'group-commit floor', peer: 'peer', 'without-events': 'service without events' }
+
+/** A figure over the rounds: their median, then (over several rounds) the least and the greatest; `signed` for a difference. */
+function spread (values: number[], digits = 1, signed = false): string {
+  const figure = (n: number) => (signed && n > 0 ? '+' : '') + fmt(n, digits)
+  if (values.length === 1) return figure(values[0]!)
+  return `${figure(median(values))} (${figure(Math.min(...values))}${signed ? ' … ' : '–'}${figure(Math.max(...values))})`
+}
+
+/** The comparisons of CPU per request printed as own cost: the service (and the peer) over each floor that ran. */
+const OWN: Array<[Who, Who]> = [['service', 'floor'], ['service', 'group-floor'], ['peer', 'floor']]
 
 function printTable (database: Database, rows: Row[], burst: Burst | undefined, highWater: number): void {
   console.log(`\n### ${database}\n`)
@@ -367,15 +413,41 @@ function printTable (database: Database, rows: Row[], burst: Burst | undefined, 
       `${each((side) => `${mid(side, 'p50')} / ${mid(side, 'p99')}`).join(' · ')} | ${each((side) => fmt(side.rss)).join(' · ')} | ` +
       `${each((side) => percent(mid(side, 'generatorCpu'))).join(' · ')} |`)
   }
+  const cpu = (side: Side, part: 'user' | 'system' | 'total') => spread(side.runs.map((m) => m.cpu[part]))
+  console.log('\nCPU time per answered request, µs: the server process\'s user and system time (every thread of it), read from /proc/<pid>/stat ' +
+    'just before and after each round, over the requests it answered in the round (2xx and 3xx); the median of the rounds, their least–greatest in brackets.' +
+    (database === 'PostgreSQL' ? ' PostgreSQL\'s own processes are not read: the database\'s work is in neither server\'s figure.' : '') + '\n')
+  console.log('| route | server | req/s | user µs/req | system µs/req | total µs/req |')
+  console.log('|---|---|---:|---:|---:|---:|')
+  for (const r of rows) {
+    for (const [k, side] of r.sides.entries()) {
+      console.log(`| ${k === 0 ? r.route.name : ''} | ${NAME[side.who]} | ${fmt(mid(side, 'rps'))} | ${cpu(side, 'user')} | ${cpu(side, 'system')} | ${cpu(side, 'total')} |`)
+    }
+  }
+  console.log('\nOwn cost: a server\'s CPU time per answered request less the floor\'s in the same round, what it spends beyond the work the floor also does; ' +
+    'own / floor: that as a share of the floor\'s CPU time per request. The median of the rounds, their least and greatest in brackets.\n')
+  console.log('| route | server − floor | own cost µs/req | own user µs/req | own / floor % |')
+  console.log('|---|---|---:|---:|---:|')
+  for (const r of rows) {
+    let first = true
+    for (const [who, to] of OWN) {
+      const total = cpuOver(r, who, to)
+      if (total === undefined) continue
+      console.log(`| ${first ? r.route.name : ''} | ${NAME[who]} − ${NAME[to]} | ${spread(total, 1, true)} | ${spread(cpuOver(r, who, to, 'user')!, 1, true)} | ` +
+        `${spread(cpuShareOver(r, who, to)!.map((share) => share * 100), 0, true)} |`)
+      first = false
+    }
+  }
   const recorded = rows.filter((r) => sideOf(r, 'without-events') !== undefined)
   if (recorded.length > 0) {
-    console.log('\nWhat recording events costs the writes: the service against itself with event recording taken out (bench/without-events/), same run, rounds alternating.\n')
-    console.log('| route | service req/s | without events req/s | cost of events | per round | p50 / p99 ms: service · without |')
-    console.log('|---|---:|---:|---:|---:|---:|')
+    console.log('\nWhat recording events costs the writes: the service against itself with event recording taken out (bench/without-events/), same run, rounds alternating; ' +
+      'in CPU, the service\'s CPU time per answered request less the service\'s without events (median, least … greatest).\n')
+    console.log('| route | service req/s | without events req/s | cost of events | per round | events\' CPU µs/req | p50 / p99 ms: service · without |')
+    console.log('|---|---:|---:|---:|---:|---:|---:|')
     for (const r of recorded) {
       const [service, without] = [sideOf(r, 'service')!, sideOf(r, 'without-events')!]
       console.log(`| ${r.route.name} | ${fmt(mid(service, 'rps'))} | ${fmt(mid(without, 'rps'))} | ${(eventCost(r)! * 100).toFixed(1)} % | ` +
-        `${eventCosts(r)!.map((cost) => (cost * 100).toFixed(1)).join(' · ')} | ` +
+        `${eventCosts(r)!.map((cost) => (cost * 100).toFixed(1)).join(' · ')} | ${spread(cpuOver(r, 'service', 'without-events')!, 1, true)} | ` +
         `${mid(service, 'p50')} / ${mid(service, 'p99')} · ${mid(without, 'p50')} / ${mid(without, 'p99')} |`)
     }
   }
@@ -383,6 +455,14 @@ function printTable (database: Database, rows: Row[], burst: Burst | undefined, 
     ? 'wrk\'s process for the GET routes, this process (autocannon) for the others'
     : 'this process\'s (autocannon)'}.`)
   for (const warning of generatorWarnings(database, rows)) console.log(warning)
+  const coarsest = rows.flatMap((r) => r.sides.map((side) => ({ r, side, tick: Math.max(...side.runs.map((m) => m.cpu.tick)) })))
+    .reduce<{ r: Row, side: Side, tick: number } | undefined>((a, b) => a === undefined || b.tick > a.tick ? b : a, undefined)
+  if (coarsest !== undefined) {
+    console.log(`/proc counts CPU time in clock ticks (1/${clockTicksPerSecond()} s): over a round's answered requests a tick is at most ${coarsest.tick.toFixed(2)} µs/req in this run ` +
+      `(${coarsest.r.route.name}, ${NAME[coarsest.side.who]}), and each user and system figure is known to about that.` +
+      (SMOKE ? ' The smoke run\'s 100 requests make that coarse: its CPU figures show that the instrument works, no more.' : ''))
+  }
+  for (const warning of tickWarnings(database, rows)) console.log(warning)
   if (burst !== undefined) {
     console.log(`\nLog-in burst (service only, ${burst.seconds.toFixed(1)} s): ${fmt(burst.logins, 1)} log-ins/s with 32 in flight; ` +
       `a stream of GETs beside it (4 connections): p50 ${burst.lagP50} ms, p99 ${burst.lagP99} ms (the same stream alone: p99 ${burst.quietP99} ms). ` +
@@ -396,6 +476,21 @@ function generatorWarnings (database: Database, rows: Row[]): string[] {
   return rows.flatMap((r) => r.sides.flatMap((side) => side.runs.flatMap((m, round) => m.generatorCpu > GENERATOR_LIMIT
     ? [`WARN  ${database}: ${r.route.name}, ${side.who}, round ${round + 1}: the load generator used ${percent(m.generatorCpu)} of its core; it, not the server, may have set the pace`]
     : [])))
+}
+
+/** Above this share of a server's CPU time per request, a clock tick over a round's requests is too coarse a unit. */
+const TICK_LIMIT = 0.01
+
+/** A warning per route and server whose rounds were too short for /proc's clock ticks to resolve its CPU time per request (full runs). */
+function tickWarnings (database: Database, rows: Row[]): string[] {
+  if (SMOKE) return []
+  return rows.flatMap((r) => r.sides.flatMap((side) => {
+    const tick = Math.max(...side.runs.map((m) => m.cpu.tick))
+    const total = median(side.runs.map((m) => m.cpu.total))
+    return tick > TICK_LIMIT * total
+      ? [`WARN  ${database}: ${r.route.name}, ${NAME[side.who]}: a clock tick over a round's requests is ${tick.toFixed(2)} µs/req, ${(tick / total * 100).toFixed(1)} % of its ${total.toFixed(1)} µs/req; longer rounds (BENCH_SECONDS) would resolve it`]
+      : []
+  }))
 }
 
 function verdicts (database: Database, rows: Row[], burst: Burst | undefined, highWater: number): string[] {
@@ -418,6 +513,13 @@ function verdicts (database: Database, rows: Row[], burst: Burst | undefined, hi
       const p99 = (who: Who) => median(sideOf(r, who)!.runs.map((m) => m.p99))
       check(`${r.route.name} p99 ≤ the one-commit floor's`, p99('service') <= p99('floor'), `${p99('service')} ms against ${p99('floor')} ms`,
         `${p99('service') - p99('floor')} ms over`)
+    }
+    // The service's own cost in CPU time: measured, no goal.
+    for (const to of ['floor', 'group-floor'] as const) {
+      const own = cpuOver(r, 'service', to)
+      if (own === undefined) continue
+      lines.push(`info  ${database}: ${r.route.name} own cost ${spread(own, 1, true)} µs/req of CPU over the ${NAME[to]}, ` +
+        `${spread(cpuShareOver(r, 'service', to)!.map((share) => share * 100), 0, true)} % of its (no goal)`)
     }
     const goal = r.route.goal[database]
     if (goal === undefined) {
@@ -482,7 +584,7 @@ async function benchDatabase (label: Database, postgresAdminUrl: string | undefi
       const logLines = (file: string, mark: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.includes(mark)).length
       console.log(`Service log: ${fmt(logLines(serviceLog, '"reqId"'))} lines naming a request id, at info, written to a file, for ${fmt(answered - answeredBefore)} requests answered.`)
       if (peer !== undefined) console.log(`Peer log: ${fmt(logLines(peerLog, '"request completed"'))} lines of a completed request (pino-http at info, written to a file).`)
-      return SMOKE ? [] : [...verdicts(label, rows, burst, highWater), ...generatorWarnings(label, rows)]
+      return SMOKE ? [] : [...verdicts(label, rows, burst, highWater), ...generatorWarnings(label, rows), ...tickWarnings(label, rows)]
     } finally {
       await service.stop()
       await floor.stop()
