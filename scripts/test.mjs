@@ -4,7 +4,7 @@
 // binaries (initdb, pg_ctl): without them those tests are reported as skipped, except in CI
 // (CI set), where they fail. Each run uses node's test runner (spec output on the terminal,
 // TAP to a file for the totals), with a time limit (below): a test that hangs fails, named,
-// instead of holding the run until CI's own limit.
+// instead of holding the run until CI's own limit. Arguments name test files or folders of them.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,12 +20,22 @@ function testFiles (dir) {
 
 const isSystem = (file) => relative('.', file).split(sep).slice(0, 2).join('/') === 'test/system'
 const only = process.argv.slice(2)
-const all = only.length > 0 ? only : testFiles('test')
+const all = only.length > 0 ? only.flatMap((path) => statSync(path).isDirectory() ? testFiles(path) : [path]) : testFiles('test')
 const files = all.filter((file) => !isSystem(file))
 // TEST_SYSTEM=0 leaves the system tests out (CI's second Node.js runs the SQLite suite only).
 const systemFiles = process.env.TEST_SYSTEM === '0' ? [] : all.filter(isSystem)
 const databases = [...(files.length > 0 ? ['sqlite'] : []), ...(files.length > 0 && process.env.TEST_DATABASE_URL ? ['postgres'] : [])]
 const tmp = mkdtempSync(join(tmpdir(), 'api-test-report-'))
+
+// The tests that start the service as a process (test/server, test/system, the restore command)
+// start the built JavaScript, as `npm start` does, rather than the sources through tsx, which
+// compiles every module again in every process: dist/ is built here first, from this checkout
+// (incrementally: a few seconds when little changed), and the tests are told so
+// (test/service-command.ts). Should the build fail, they fall back to the sources.
+console.log('building dist/ for the tests that start the service as a process')
+const built = spawnSync(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', join('dist', '.tsbuildinfo')], { stdio: 'inherit' })
+const serviceEnv = built.status === 0 ? { TEST_SERVICE_BUILT: '1' } : {}
+if (built.status !== 0) console.log('the build failed: those tests start the TypeScript sources through tsx instead')
 
 // Time limits (--test-timeout). From Node.js 24 on, the limit is that of each test and hook
 // that sets no `timeout` of its own; one that does keeps its own, and a describe's own bounds
@@ -55,7 +65,7 @@ function pass (name, passFiles, env, concurrency, timeout) {
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=tap', `--test-reporter-destination=${tap}`,
     ...passFiles
-  ], { stdio: 'inherit', env: { ...process.env, ...env } })
+  ], { stdio: 'inherit', env: { ...process.env, ...serviceEnv, ...env } })
   const report = readFileSync(tap, 'utf8')
   const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(report)?.[1] ?? 0)
   // A test that ran out of time is counted `cancelled` (and so are those of a file that did).

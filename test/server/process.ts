@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
-import { serviceArguments } from '../../scripts/start-command.mjs'
 import { QUIET_LIMITS } from '../helper.js'
+import { serverArguments } from '../service-command.js'
 
 // Runs src/server.ts as a real process (as `npm start` does after building, with its Node.js
 // flags), for what only a process shows: start-up, configuration errors, signals and exit codes.
@@ -20,7 +20,7 @@ export interface ServerProcess {
 }
 
 export function startServer (env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, serviceArguments({ fromSource: true }), {
+  const child = spawn(process.execPath, serverArguments(), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...QUIET_LIMITS, LOG_LEVEL: 'info', ...env }
   })
   let out = ''

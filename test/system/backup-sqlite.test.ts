@@ -11,6 +11,7 @@ import { startServer, type ServerProcess } from '../server/process.js'
 import { body, signUpAndLogIn } from './api-client.js'
 import { checkAt, checkLatest, drillLoad, readPost, reportAndCheck } from './backup-drill.js'
 import { json } from './load.js'
+import { restoreArguments } from '../service-command.js'
 
 // The restore drill on SQLite, to a folder (BACKUP_URL=file:…) and to an S3 bucket (s3://… on an
 // S3 API server on loopback): the service replicates under writes from several clients; a time
@@ -22,12 +23,10 @@ import { json } from './load.js'
 // answers every write, the lag metric and the warning say so, and once the store is back the
 // replica catches up (the writes of the outage are in the latest restore).
 
-const ROOT = join(import.meta.dirname, '..', '..')
-
 /** `npm run restore`, asynchronously (the S3 store answers from this process). */
 async function restore (backupUrl: string, env: Record<string, string>, output: string, at?: string): Promise<{ seconds: number, stdout: string }> {
   const started = Date.now()
-  const args = ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), '--output', output, ...(at === undefined ? [] : ['--at', at])]
+  const args = restoreArguments(['--output', output, ...(at === undefined ? [] : ['--at', at])])
   const child = execFile(process.execPath, args, { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BACKUP_URL: backupUrl, ...env }, encoding: 'utf8' })
   let out = ''
   child.stdout!.on('data', (chunk: string) => { out += chunk })
