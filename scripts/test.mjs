@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
+import { withoutVerdict } from './tap-report.mjs'
 
 function testFiles (dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -44,9 +45,14 @@ if (built.status !== 0) console.log('the build failed: those tests start the Typ
 // the system tests start clusters and set their own (up to 480 s a test, 700 s a describe). On
 // Node.js 22 the flag bounds each test file as a whole instead: the slowest unit file takes
 // about 140 s (early-answers, whose describe stops it at 180 s), and no system file's own
-// limits add up to more than 700 s. --test-force-exit ends a file's process once its tests have
-// ended: a test that timed out still holding a server, a socket or a child process would
-// otherwise keep its file, and the run, going.
+// limits add up to more than 700 s.
+//
+// A file's process must end by itself once its tests have: one that timed out still holding a
+// server, a socket or a child process would otherwise keep its file, and the run, going.
+// test/lingering.mjs, loaded into each, fails such a file, naming what holds it, once its tests
+// and hooks have ended that long (the same limit). Not --test-force-exit, which ended the
+// process at once: run beside other files (--test-concurrency above 1), it can cut off the last
+// events a file reports, so that a test's verdict went missing from the totals.
 const nodeMajor = Number(process.versions.node.split('.')[0])
 const perTest = nodeMajor >= 24
 const limits = perTest ? { unit: 120_000, system: 600_000 } : { unit: 600_000, system: 900_000 }
@@ -60,16 +66,18 @@ function pass (name, passFiles, env, concurrency, timeout) {
   const tap = join(tmp, `${name}.tap`)
   console.log(`time limit: ${limitText(timeout)}\n`)
   const result = spawnSync(process.execPath, [
-    '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`,
-    `--test-timeout=${timeout}`, '--test-force-exit',
+    '--import', 'tsx', '--import', './test/lingering.mjs', '--test', `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeout}`,
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=tap', `--test-reporter-destination=${tap}`,
     ...passFiles
-  ], { stdio: 'inherit', env: { ...process.env, ...serviceEnv, ...env } })
+  ], { stdio: 'inherit', env: { ...process.env, ...serviceEnv, TEST_LINGER_LIMIT_MS: String(timeout), ...env } })
   const report = readFileSync(tap, 'utf8')
   const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(report)?.[1] ?? 0)
   // A test that ran out of time is counted `cancelled` (and so are those of a file that did).
-  const failed = count('fail') + count('cancelled')
+  const unfinished = withoutVerdict(report)
+  for (const test of unfinished) console.log(`started, but no verdict reported: ${test}`)
+  const failed = count('fail') + count('cancelled') + unfinished.length
   const passed = count('pass'); const fail = failed + (result.status !== 0 && failed === 0 ? 1 : 0)
   const skipped = count('skipped') + count('todo')
   console.log(`\n${name}: ${passed} passed, ${fail} failed, ${skipped} skipped (${Math.round((Date.now() - started) / 1000)} s)`)
