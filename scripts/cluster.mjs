@@ -2,7 +2,8 @@
 //
 //   DATABASE_URL=postgres://… PORT=8080 INSTANCES=3 npm run cluster
 //
-// Builds the service (`npm run build`; `--dev` runs the TypeScript sources through tsx instead),
+// Builds the service (`npm run build`; `--dev` runs the TypeScript sources through tsx instead,
+// `--no-build` runs dist/ as it is, for a caller that has just built it, as `npm test` does),
 // starts INSTANCES (default 3) processes on 127.0.0.1, each trusting the balancer's
 // X-Forwarded-For (TRUST_PROXY=127.0.0.1), writes an HAProxy configuration to a temporary folder
 // and runs `haproxy` from the PATH in the foreground, listening on HOST:PORT (default
@@ -65,13 +66,14 @@ const port = Number(process.env.PORT ?? '8080')
 if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`PORT must be a port number, got "${process.env.PORT}"`)
 const host = process.env.HOST || '127.0.0.1'
 const dev = process.argv.includes('--dev')
+const build = !dev && !process.argv.includes('--no-build')
 
 if (spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).error !== undefined) {
   fail('haproxy was not found on the PATH. Install it: `apt-get install haproxy` (Debian, Ubuntu), ' +
     '`dnf install haproxy` (Fedora), `brew install haproxy` (macOS); then run this again.')
 }
 
-if (!dev) {
+if (build) {
   say('building (npm run build)')
   const built = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' })
   if (built.status !== 0) fail('the build failed')

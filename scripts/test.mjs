@@ -4,11 +4,12 @@
 // binaries (initdb, pg_ctl): without them those tests are reported as skipped, except in CI
 // (CI set), where they fail. Each run uses node's test runner (spec output on the terminal,
 // TAP to a file for the totals), with a time limit (below): a test that hangs fails, named,
-// instead of holding the run until CI's own limit.
+// instead of holding the run until CI's own limit. Arguments name test files or folders of them.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
+import { withoutVerdict } from './tap-report.mjs'
 
 function testFiles (dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -20,12 +21,22 @@ function testFiles (dir) {
 
 const isSystem = (file) => relative('.', file).split(sep).slice(0, 2).join('/') === 'test/system'
 const only = process.argv.slice(2)
-const all = only.length > 0 ? only : testFiles('test')
+const all = only.length > 0 ? only.flatMap((path) => statSync(path).isDirectory() ? testFiles(path) : [path]) : testFiles('test')
 const files = all.filter((file) => !isSystem(file))
 // TEST_SYSTEM=0 leaves the system tests out (CI's second Node.js runs the SQLite suite only).
 const systemFiles = process.env.TEST_SYSTEM === '0' ? [] : all.filter(isSystem)
 const databases = [...(files.length > 0 ? ['sqlite'] : []), ...(files.length > 0 && process.env.TEST_DATABASE_URL ? ['postgres'] : [])]
 const tmp = mkdtempSync(join(tmpdir(), 'api-test-report-'))
+
+// The tests that start the service as a process (test/server, test/system, the restore command)
+// start the built JavaScript, as `npm start` does, rather than the sources through tsx, which
+// compiles every module again in every process: dist/ is built here first, from this checkout
+// (incrementally: a few seconds when little changed), and the tests are told so
+// (test/service-command.ts). Should the build fail, they fall back to the sources.
+console.log('building dist/ for the tests that start the service as a process')
+const built = spawnSync(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', join('dist', '.tsbuildinfo')], { stdio: 'inherit' })
+const serviceEnv = built.status === 0 ? { TEST_SERVICE_BUILT: '1' } : {}
+if (built.status !== 0) console.log('the build failed: those tests start the TypeScript sources through tsx instead')
 
 // Time limits (--test-timeout). From Node.js 24 on, the limit is that of each test and hook
 // that sets no `timeout` of its own; one that does keeps its own, and a describe's own bounds
@@ -34,9 +45,14 @@ const tmp = mkdtempSync(join(tmpdir(), 'api-test-report-'))
 // the system tests start clusters and set their own (up to 480 s a test, 700 s a describe). On
 // Node.js 22 the flag bounds each test file as a whole instead: the slowest unit file takes
 // about 140 s (early-answers, whose describe stops it at 180 s), and no system file's own
-// limits add up to more than 700 s. --test-force-exit ends a file's process once its tests have
-// ended: a test that timed out still holding a server, a socket or a child process would
-// otherwise keep its file, and the run, going.
+// limits add up to more than 700 s.
+//
+// A file's process must end by itself once its tests have: one that timed out still holding a
+// server, a socket or a child process would otherwise keep its file, and the run, going.
+// test/lingering.mjs, loaded into each, fails such a file, naming what holds it, once its tests
+// and hooks have ended that long (the same limit). Not --test-force-exit, which ended the
+// process at once: run beside other files (--test-concurrency above 1), it can cut off the last
+// events a file reports, so that a test's verdict went missing from the totals.
 const nodeMajor = Number(process.versions.node.split('.')[0])
 const perTest = nodeMajor >= 24
 const limits = perTest ? { unit: 120_000, system: 600_000 } : { unit: 600_000, system: 900_000 }
@@ -50,16 +66,18 @@ function pass (name, passFiles, env, concurrency, timeout) {
   const tap = join(tmp, `${name}.tap`)
   console.log(`time limit: ${limitText(timeout)}\n`)
   const result = spawnSync(process.execPath, [
-    '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`,
-    `--test-timeout=${timeout}`, '--test-force-exit',
+    '--import', 'tsx', '--import', './test/lingering.mjs', '--test', `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeout}`,
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=tap', `--test-reporter-destination=${tap}`,
     ...passFiles
-  ], { stdio: 'inherit', env: { ...process.env, ...env } })
+  ], { stdio: 'inherit', env: { ...process.env, ...serviceEnv, TEST_LINGER_LIMIT_MS: String(timeout), ...env } })
   const report = readFileSync(tap, 'utf8')
   const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(report)?.[1] ?? 0)
   // A test that ran out of time is counted `cancelled` (and so are those of a file that did).
-  const failed = count('fail') + count('cancelled')
+  const unfinished = withoutVerdict(report)
+  for (const test of unfinished) console.log(`started, but no verdict reported: ${test}`)
+  const failed = count('fail') + count('cancelled') + unfinished.length
   const passed = count('pass'); const fail = failed + (result.status !== 0 && failed === 0 ? 1 : 0)
   const skipped = count('skipped') + count('todo')
   console.log(`\n${name}: ${passed} passed, ${fail} failed, ${skipped} skipped (${Math.round((Date.now() - started) / 1000)} s)`)

@@ -8,12 +8,12 @@ import { BackupConfigError, describeTarget, parseBackupTarget, redactedBackupUrl
 import { Replication, type ReplicationLog } from '../../src/backups/replication.js'
 import { ConfigError, loadConfig } from '../../src/config/config.js'
 import { startServer } from '../server/process.js'
+import { restoreArguments } from '../service-command.js'
 
 // A secret pasted into BACKUP_URL (S3 credentials before an `@`, a query, a fragment) is never
 // printed: not by the configuration's refusal, the start-up's, `npm run restore`'s, nor the
 // replication's log. S3 credentials come from the AWS variables only, so such a URL is refused.
 
-const ROOT = join(import.meta.dirname, '..', '..')
 // An AWS secret access key may hold `/` and `+`.
 const SECRET = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYS3CR3T'
 const KEY_ID = 'AKIAIOSFODNN7EXAMPLE'
@@ -105,7 +105,7 @@ describe('BACKUP_URL: secrets in it are refused and never printed', () => {
 
   test('npm run restore and npm start refuse such a BACKUP_URL with one line that does not quote the secret', async () => {
     const raw = `s3://${KEY_ID}:${SECRET}@my-bucket/api-db`
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), '--output', join(tmpdir(), 'never-written.db')],
+    const cli = spawnSync(process.execPath, restoreArguments(['--output', join(tmpdir(), 'never-written.db')]),
       { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BACKUP_URL: raw } })
     assert.equal(cli.status, 1)
     assert.match(cli.stderr, /^restore: BACKUP_URL: "s3:\/\/\*\*\*@my-bucket\/api-db" holds credentials/)

@@ -12,6 +12,7 @@ import { recordingLog, sleep, waitFor, type Logged } from './fixtures.js'
 import { parseRestoreTime, restore, RestoreError } from '../../src/backups/restore.js'
 import { migrateToLatest, migrationNames } from '../../src/db/migrate.js'
 import { openDatabase } from '../../src/db/database.js'
+import { restoreArguments } from '../service-command.js'
 
 // Replication and `npm run restore` with the real Litestream, on a database of the service's
 // schema: the lag it reports, a Litestream that dies is started again, and every bad request of
@@ -20,7 +21,6 @@ import { openDatabase } from '../../src/db/database.js'
 // (test/system/backup-sqlite.test.ts). Process-level and about SQLite only: the SQLite pass runs it.
 
 const skip = process.env.TEST_DB === 'postgres' ? 'replication of the embedded database: the SQLite pass runs it' : false
-const ROOT = join(import.meta.dirname, '..', '..')
 const binary = litestreamBinary()!
 
 describe('backups: replication and restore with Litestream', { skip }, () => {
@@ -184,7 +184,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
       const result = restore({ output, at: undefined, backup, binary, knownMigrations })
       assert.equal(result.tables.kysely_migration, knownMigrations.length)
       assert.ok(lstatSync(output).isFile(), 'the output is a file of its own, not a link')
-      const cli = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), '--output', join(cliDir, 'cli.db')],
+      const cli = spawnSync(process.execPath, restoreArguments(['--output', join(cliDir, 'cli.db')]),
         { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BACKUP_URL: `file:${join(dir, 'replica')}` } })
       assert.equal(cli.status, 0, cli.stderr)
       assert.ok(lstatSync(join(cliDir, 'cli.db')).isFile())
@@ -281,7 +281,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     const users = (await committedAndUploaded('cli@example.com')).length
     const outputs = outputsOf('cli')
     const cli = (args: string[], env: Record<string, string>): { status: number | null, stderr: string, stdout: string } =>
-      spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } })
+      spawnSync(process.execPath, restoreArguments(args), { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } })
     const noUrl = cli(['--output', join(outputs, 'cli.db')], {})
     assert.equal(noUrl.status, 1)
     assert.match(noUrl.stderr, /^restore: BACKUP_URL is not set/)

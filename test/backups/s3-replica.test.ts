@@ -13,6 +13,7 @@ import { type Logged, recordingLog, sleep, waitFor } from './fixtures.js'
 import { openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { BUCKET, startS3Store, startSigningS3Store, type S3Store } from './s3-store.js'
+import { restoreArguments } from '../service-command.js'
 
 // Replication to an S3 bucket and `npm run restore` from one, with the real Litestream and S3 API
 // servers on loopback (s3-store.ts), and the faults an operator meets: the store down at start
@@ -22,7 +23,6 @@ import { BUCKET, startS3Store, startSigningS3Store, type S3Store } from './s3-st
 // machine lost under load, restored from the bucket) is a system test (test/system/backup-sqlite).
 
 const skip = process.env.TEST_DB === 'postgres' ? 'replication of the embedded database: the SQLite pass runs it' : false
-const ROOT = join(import.meta.dirname, '..', '..')
 const binary = litestreamBinary()!
 
 const s3 = (bucket: string, path: string): BackupConfig => ({ target: { kind: 's3', bucket, path }, snapshotIntervalSeconds: 3600, retentionSeconds: 86400 })
@@ -35,7 +35,7 @@ interface Run { status: number | null, stderr: string, stdout: string }
  */
 async function restoreCli (output: string, env: Record<string, string>): Promise<Run> {
   return await new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), '--output', output], {
+    const child = execFile(process.execPath, restoreArguments(['--output', output]), {
       encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 120_000
     }, (_error, stdout, stderr) => { resolve({ status: child.exitCode, stdout, stderr }) })
   })

@@ -7,8 +7,8 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Agent, fetch } from 'undici'
-import { serviceArguments } from '../../scripts/start-command.mjs'
 import { QUIET_LIMITS } from '../helper.js'
+import { serverArguments } from '../service-command.js'
 
 // Every request is logged: one access line per request at info, under any load (no sampling).
 // 32 clients read and write at once, each request with its own X-Request-Id; once more than 500
@@ -28,7 +28,7 @@ test('an access line for every request answered under concurrent load, through a
   after(() => { rmSync(dir, { recursive: true, force: true }) })
   const file = join(dir, 'server.log')
   const fd = openSync(file, 'w')
-  const child = spawn(process.execPath, serviceArguments({ fromSource: true }), {
+  const child = spawn(process.execPath, serverArguments(), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...QUIET_LIMITS, LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '500', DATABASE_URL: `file:${join(dir, 'app.db')}` },
     stdio: ['ignore', fd, fd]
   })

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { Agent, fetch } from 'undici'
-import { serviceArguments } from '../../scripts/start-command.mjs'
 import { QUIET_LIMITS } from '../helper.js'
+import { serverArguments } from '../service-command.js'
 
 // The log is written without blocking the event loop: lines are queued and written in batches
 // (pino's asynchronous destination), so a line may still be in memory when the process ends.
@@ -29,7 +29,7 @@ describe('the log reaches the file whatever ends the process', { skip }, () => {
   function start (name: string, env: Record<string, string> = {}, nodeFlags: string[] = []): { log: () => string[], exit: Promise<number | null>, pid: number } {
     const file = join(dir, `${name}.log`)
     const fd = openSync(file, 'w')
-    const args = serviceArguments({ fromSource: true })
+    const args = serverArguments()
     const child = spawn(process.execPath, [...nodeFlags, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...QUIET_LIMITS, LOG_LEVEL: 'info', DATABASE_URL: `file:${join(dir, `${name}.db`)}`, ...env },
       stdio: ['ignore', fd, fd]

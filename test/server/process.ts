@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { once } from 'node:events'
-import { serviceArguments } from '../../scripts/start-command.mjs'
 import { QUIET_LIMITS } from '../helper.js'
+import { serverArguments } from '../service-command.js'
 
 // Runs src/server.ts as a real process (as `npm start` does after building, with its Node.js
 // flags), for what only a process shows: start-up, configuration errors, signals and exit codes.
@@ -20,7 +20,7 @@ export interface ServerProcess {
 }
 
 export function startServer (env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, serviceArguments({ fromSource: true }), {
+  const child = spawn(process.execPath, serverArguments(), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', ...QUIET_LIMITS, LOG_LEVEL: 'info', ...env }
   })
   let out = ''
@@ -32,14 +32,22 @@ export function startServer (env: Record<string, string>): ServerProcess {
     child,
     stdout: () => out,
     stderr: () => err,
+    // Waits on what the server prints (or its exit), for at most 30 s.
     listening: async () => {
-      for (let i = 0; i < 300; i++) {
-        const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-        if (match !== null) return match[1]!
-        if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${err}${out}`)
-        await new Promise((resolve) => setTimeout(resolve, 100))
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, 30_000) })
+      try {
+        for (;;) {
+          const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+          if (match !== null) return match[1]!
+          if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited ${child.exitCode ?? child.signalCode}: ${err}${out}`)
+          if (await Promise.race([once(child.stdout, 'data').then(() => false), exited.then(() => false), late.then(() => true)])) {
+            throw new Error(`server did not start within 30 s: ${err}${out}`)
+          }
+        }
+      } finally {
+        clearTimeout(timer)
       }
-      throw new Error(`server did not start: ${err}${out}`)
     },
     exit: async () => await exited,
     logged: async (pattern) => {

@@ -13,6 +13,7 @@ import { startServer } from '../server/process.js'
 import { body, signUpAndLogIn } from './api-client.js'
 import { type AtFigures, checkAt, checkLatest, type DrillRecord, drillLoad, type LatestFigures, readPost, reportAndCheck, RPO_MS } from './backup-drill.js'
 import { json } from './load.js'
+import { restoreArguments } from '../service-command.js'
 
 // The restore drill on PostgreSQL: the HA recipe (two nodes under Patroni, HAProxy) with Barman
 // streaming its WAL into a folder of its own; a service instance takes writes from several
@@ -27,7 +28,6 @@ import { json } from './load.js'
 // too; the primary is failed over before the drill, so the restore must follow the new primary's
 // timeline in the bucket.
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const missing = haMissing() ?? barmanMissing()
 const skip = missing !== undefined && process.env.CI === undefined ? missing : false
 
@@ -196,7 +196,7 @@ test('npm run restore -- --postgres s3://…: a path with no backup, a bucket th
   const refused = async (url: string, env: Record<string, string>, line: RegExp): Promise<void> => {
     const output = join(work, 'data')
     const result = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/restore.ts'), '--postgres', url, '--output', output, '--port', port], {
+      const child = execFile(process.execPath, restoreArguments(['--postgres', url, '--output', output, '--port', port]), {
         encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 60_000
       }, (_error, stdout, stderr) => { resolve({ code: child.exitCode, stdout, stderr }) })
     })

@@ -2,8 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { freePort } from '../../scripts/free-port.mjs'
 import { waitFor } from './load.js'
+import { clusterBuildFlag } from '../service-command.js'
 
-// `npm run cluster` (its --dev form: no build) as the system tests start it: three instances
+// `npm run cluster` as the system tests start it (without a build of its own: see
+// test/service-command.ts): three instances
 // behind HAProxy on a free loopback port, an admin, the limits out of the way, webhooks allowed
 // to loopback with short retries. Its output is collected, for the pids and exits it reports.
 
@@ -22,7 +24,7 @@ export interface ClusterProcess {
 export const ADMIN = { email: 'root@example.com', password: 'root password' }
 
 export async function startCluster (env: Record<string, string>): Promise<ClusterProcess> {
-  const child = spawn(process.execPath, ['scripts/cluster.mjs', '--dev'], {
+  const child = spawn(process.execPath, ['scripts/cluster.mjs', clusterBuildFlag], {
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
       PORT: String(await freePort()), INSTANCES: '3', LOG_LEVEL: 'warn',
