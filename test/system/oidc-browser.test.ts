@@ -70,7 +70,6 @@ async function finish () {
   })
   const session = await res.json()
   if (res.status !== 201) throw new Error(session.code + ': ' + session.message)
-  sessionStorage.removeItem('signInState')
   const current = await fetch(api + '/v1/sessions/current', { headers: { authorization: 'Bearer ' + session.token } })
   show('current-status', String(current.status))
   const me = await current.json()
