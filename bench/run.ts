@@ -53,8 +53,8 @@
 // as well; for the writes that record events, the service's figure less the service's without
 // events is what events cost in CPU. Each is the median of the per-round differences, with the
 // least and the greatest beside it. /proc counts whole clock ticks (`getconf CLK_TCK`, 10 ms at
-// 100): the rounds of a full run are long enough for a tick to be under 1 % of a figure (a
-// warning names any route and server where it is not); in --smoke it is 100 µs a request, so
+// 100): the rounds of a full run are long enough for a tick to be about 1 % of a figure or less
+// (a warning names any route and server where it is more); in --smoke it is 100 µs a request, so
 // those figures only show that the instrument works. On PostgreSQL the database's own processes
 // are not read, so its work is in neither figure.
 //
@@ -519,7 +519,7 @@ function verdicts (database: Database, rows: Row[], burst: Burst | undefined, hi
       const own = cpuOver(r, 'service', to)
       if (own === undefined) continue
       lines.push(`info  ${database}: ${r.route.name} own cost ${spread(own, 1, true)} µs/req of CPU over the ${NAME[to]}, ` +
-        `${spread(cpuShareOver(r, 'service', to)!.map((share) => share * 100), 0, true)} % of its (no goal)`)
+        `${spread(cpuShareOver(r, 'service', to)!.map((share) => share * 100), 0, true)} % of that floor's CPU per request (no goal)`)
     }
     const goal = r.route.goal[database]
     if (goal === undefined) {
