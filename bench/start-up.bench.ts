@@ -1,5 +1,7 @@
 // `npm run bench:start-up`: how long the built service takes, from process start to a 200 on
-// /health/ready, on an existing SQLite database, and its peak resident memory by then (VmHWM).
+// /health/ready, on an existing SQLite database, the CPU time it used by then (user and system,
+// from /proc: on a shared machine the wall time grows with the others' load, this much less),
+// and its peak resident memory by then (VmHWM).
 // The service is started as `npm start` starts it (its Node.js flags, dist/server.js), with the
 // defaults an operator gets (metrics listener on, log at info, to /dev/null here). The first run
 // migrates the fresh database and is not counted; then START_RUNS runs (default 7), each
@@ -19,7 +21,7 @@ import { serviceArguments } from '../scripts/start-command.mjs'
 const RUNS = Number(process.env.START_RUNS ?? 7)
 const PROFILE = process.env.START_CPU_PROF
 
-interface Run { readyMs: number, peakMiB: number }
+interface Run { readyMs: number, cpuMs: number, peakMiB: number }
 
 async function startOnce (databaseUrl: string, profile: boolean): Promise<Run> {
   const port = await freePort()
@@ -33,7 +35,7 @@ async function startOnce (databaseUrl: string, profile: boolean): Promise<Run> {
   try {
     // Asked every 5 ms: a refused connection costs microseconds, so the figure is the service's.
     for (;;) {
-      const status = await fetch(`http://127.0.0.1:${port}/health/ready`).then((res) => res.status, () => 0)
+      const status = await fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(2000) }).then((res) => res.status, () => 0)
       if (status === 200) break
       if (child.exitCode !== null) throw new Error(`the service exited ${child.exitCode} before it was ready`)
       if (performance.now() - started > 60_000) throw new Error('not ready within 60 s')
@@ -41,7 +43,9 @@ async function startOnce (databaseUrl: string, profile: boolean): Promise<Run> {
     }
     const readyMs = performance.now() - started
     const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))
-    return { readyMs, peakMiB: Number(hwm?.[1] ?? 0) / 1024 }
+    // utime and stime, the 14th and 15th fields, in clock ticks (100 a second on Linux).
+    const [utime, stime] = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ').slice(11, 13).map(Number)
+    return { readyMs, cpuMs: (utime! + stime!) * 10, peakMiB: Number(hwm?.[1] ?? 0) / 1024 }
   } finally {
     child.kill('SIGTERM')
     await exited
@@ -58,10 +62,11 @@ try {
   for (let i = 0; i < RUNS; i++) {
     const run = await startOnce(databaseUrl, true)
     runs.push(run)
-    console.log(`run ${i + 1}: ready after ${run.readyMs.toFixed(0)} ms, peak RSS ${run.peakMiB.toFixed(1)} MiB`)
+    console.log(`run ${i + 1}: ready after ${run.readyMs.toFixed(0)} ms, ${run.cpuMs} ms of CPU, peak RSS ${run.peakMiB.toFixed(1)} MiB`)
   }
-  const ready = runs.map((r) => r.readyMs); const peak = runs.map((r) => r.peakMiB)
+  const ready = runs.map((r) => r.readyMs); const cpu = runs.map((r) => r.cpuMs); const peak = runs.map((r) => r.peakMiB)
   console.log(`\n${RUNS} runs, node ${process.version}: ready median ${median(ready).toFixed(0)} ms (${Math.min(...ready).toFixed(0)}–${Math.max(...ready).toFixed(0)}), ` +
+    `CPU median ${median(cpu)} ms (${Math.min(...cpu)}–${Math.max(...cpu)}), ` +
     `peak RSS median ${median(peak).toFixed(1)} MiB (${Math.min(...peak).toFixed(1)}–${Math.max(...peak).toFixed(1)})`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
