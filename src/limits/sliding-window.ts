@@ -32,6 +32,15 @@ export interface Hit {
 const hitsOf = (db: Executor, scope: string, key: string, since: string) =>
   db.selectFrom('limit_hits').where('scope', '=', scope).where('key', '=', key).where('at', '>', since)
 
+/**
+ * Holds the lock of a scope's key until the unit of work ends (PostgreSQL: a transaction-level
+ * advisory lock, taken again freely by the same transaction; SQLite: the unit already holds the
+ * database's one writer).
+ */
+export async function lockHitKey (trx: Executor, dialect: DialectName, scope: string, key: string): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${scope}), hashtext(${key}))`.execute(trx)
+}
+
 export type HitCount =
   | { refused: true, error: ApiError }
   | { refused: false, hit: Hit }
@@ -41,8 +50,13 @@ export type HitCount =
  * the key's lock until it commits); past a limit nothing is recorded and the count says so,
  * with the 429 TOO_MANY_REQUESTS (Retry-After: when the tightest refusing window frees a place)
  * for the caller to throw once the unit is over.
+ *
+ * The hit's time is read once the key is locked, not when the request asked: of simultaneous
+ * requests the one that asked first may get the lock last, and counted at its earlier time it
+ * would come before hits already recorded (a window's oldest hit younger than the request:
+ * Retry-After past the window's own length).
  */
-export async function countHit (trx: Executor, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string, now = Date.now()): Promise<HitCount> {
+export async function countHit (trx: Executor, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string): Promise<HitCount> {
   const policy = windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', ')
   const tightest = (counted: number[]): string => {
     let best = 0
@@ -50,7 +64,8 @@ export async function countHit (trx: Executor, dialect: DialectName, scope: stri
     return `"${windows[best]!.name}";r=${Math.max(0, windows[best]!.limit - counted[best]!)}`
   }
   const longest = Math.max(...windows.map((w) => w.seconds))
-  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${scope}), hashtext(${key}))`.execute(trx)
+  await lockHitKey(trx, dialect, scope, key)
+  const now = Date.now()
   // Every window's count in one statement: the hits since the earliest window's start, each
   // counted for the windows it falls in.
   const sinces = windows.map((w) => new Date(now - w.seconds * 1000).toISOString())
@@ -91,8 +106,8 @@ export async function pruneHits (executor: Executor, now = Date.now()): Promise<
 }
 
 /** Counts and records a hit in a unit of work of its own; throws the 429 past a limit. */
-export async function recordHit (db: Db, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string, now = Date.now()): Promise<Hit> {
-  const counted = await write(db, async (trx) => await countHit(trx, dialect, scope, key, windows, message, now))
+export async function recordHit (db: Db, dialect: DialectName, scope: string, key: string, windows: readonly Window[], message: string): Promise<Hit> {
+  const counted = await write(db, async (trx) => await countHit(trx, dialect, scope, key, windows, message))
   if (counted.refused) throw counted.error
   return counted.hit
 }
