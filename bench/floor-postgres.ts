@@ -59,7 +59,10 @@ const after = (body: string): string => ',' + body.slice(1)
 interface PostRow { author_id: string, updated_at: Date, author_name?: string }
 interface ProductRow { price: string, stock: string, on_sale: number, updated_at: Date | string }
 
-class Refused extends Error { constructor (readonly status: number) { super(String(status)) } }
+class Refused extends Error {
+  readonly status: number
+  constructor (status: number) { super(String(status)); this.status = status }
+}
 
 export function postgresFloor (url: string): FloorRoutes {
   const pool = new pg.Pool({ connectionString: url, max: 10 })

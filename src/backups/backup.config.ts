@@ -18,8 +18,11 @@ export interface BackupConfig {
 }
 
 export class BackupConfigError extends Error {
-  constructor (readonly variable: string, reason: string) {
+  readonly variable: string
+
+  constructor (variable: string, reason: string) {
     super(`${variable}: ${reason}`)
+    this.variable = variable
   }
 }
 

@@ -171,9 +171,12 @@ function allowHosts (env: Env): string[] {
 }
 
 export class ConfigError extends Error {
-  constructor (readonly variable: string, reason: string) {
+  readonly variable: string
+
+  constructor (variable: string, reason: string) {
     super(`${variable}: ${reason}`)
     this.name = 'ConfigError'
+    this.variable = variable
   }
 }
 

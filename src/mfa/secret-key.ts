@@ -14,9 +14,12 @@ export type SecretKeySource = { key: Buffer } | { unavailable: string }
 
 /** A key file that exists but cannot be used; the message names the file (never its content). */
 export class SecretKeyFileError extends Error {
-  constructor (readonly file: string, reason: string) {
+  readonly file: string
+
+  constructor (file: string, reason: string) {
     super(`${file}: ${reason}`)
     this.name = 'SecretKeyFileError'
+    this.file = file
   }
 }
 

@@ -15,17 +15,23 @@ export const SCOPES = 'openid email profile'
 
 /** The provider could not be used (down, slow, broken answers, or misconfigured): 503, try again later. */
 export class ProviderUnavailable extends Error {
-  constructor (readonly provider: string, cause: unknown) {
+  readonly provider: string
+
+  constructor (provider: string, cause: unknown) {
     super(`identity provider "${provider}" could not be used`, { cause })
     this.name = 'ProviderUnavailable'
+    this.provider = provider
   }
 }
 
 /** The provider refused this code, or answered with an ID token that failed a check: the flow is over. */
 export class ProviderRefused extends Error {
-  constructor (readonly provider: string, cause: unknown) {
+  readonly provider: string
+
+  constructor (provider: string, cause: unknown) {
     super(`identity provider "${provider}" refused the sign-in`, { cause })
     this.name = 'ProviderRefused'
+    this.provider = provider
   }
 }
 

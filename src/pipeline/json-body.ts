@@ -78,7 +78,13 @@ export const MAX_VALUES = 1000
  * field's own rule fails (it is not a number at all) and validation names the field.
  */
 export class MisreadNumber {
-  constructor (readonly text: string, readonly reason: 'fraction' | 'range') {}
+  readonly text: string
+  readonly reason: 'fraction' | 'range'
+
+  constructor (text: string, reason: 'fraction' | 'range') {
+    this.text = text
+    this.reason = reason
+  }
 
   get message (): string {
     return this.reason === 'range' ? 'is out of range' : 'must be an integer (its fraction is too small to keep, not zero)'

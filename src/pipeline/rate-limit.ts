@@ -35,8 +35,11 @@ interface Window { count: number, endsAt: number }
 /** Fixed windows per key in a bounded Map (insertion order: the oldest window first). */
 export class FixedWindows {
   private readonly windows = new Map<string, Window>()
+  private readonly capacity: number
 
-  constructor (private readonly capacity = MAX_CLIENTS) {}
+  constructor (capacity = MAX_CLIENTS) {
+    this.capacity = capacity
+  }
 
   /** Counts one request of `key` at `now` (ms); returns its window. */
   hit (key: string, now: number): Window {

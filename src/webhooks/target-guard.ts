@@ -164,9 +164,14 @@ export class TargetRefusedError extends Error {
    * @param reason what it is, as a noun (`a loopback address`)
    * @param host the name it was resolved from, when it was
    */
-  constructor (readonly address: string, reason: string, readonly host?: string) {
+  readonly address: string
+  readonly host: string | undefined
+
+  constructor (address: string, reason: string, host?: string) {
     super(`refused to connect to ${address}${host === undefined ? '' : ` (resolved from ${host})`}: it is ${reason}`)
     this.name = 'TargetRefusedError'
+    this.address = address
+    this.host = host
   }
 }
 

@@ -17,7 +17,9 @@ type SlotKind = 'userId' | 'postId' | 'productId' | 'orderId' | 'endpointId' | '
 
 /** A value chosen by name at generation time and read from the world when the request is sent. */
 export class Slot {
-  constructor (readonly kind: SlotKind, readonly name: string) {}
+  readonly kind: SlotKind
+  readonly name: string
+  constructor (kind: SlotKind, name: string) { this.kind = kind; this.name = name }
   toJSON (): string { return `<${this.name}'s ${this.kind}>` }
 }
 
@@ -42,7 +44,8 @@ export class World {
   deliveries = {} as Record<Author, bigint>
   private readonly stale = new Set<string>()
 
-  private constructor (private readonly fuzz: FuzzApp) {}
+  private readonly fuzz: FuzzApp
+  private constructor (fuzz: FuzzApp) { this.fuzz = fuzz }
 
   static async create (fuzz: FuzzApp): Promise<World> {
     const world = new World(fuzz)
