@@ -13,10 +13,3 @@ export function recordingLog (): { lines: Logged[], log: ConstructorParameters<t
   return { lines, log: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } }
 }
 
-export async function waitFor (what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const started = Date.now()
-  while (!check()) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
