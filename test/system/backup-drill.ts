@@ -39,7 +39,13 @@ const sleep = async (ms: number): Promise<void> => { await new Promise((resolve)
  * caller loses the database while `loseWhileWriting` runs (called after `afterMs`, with the load
  * still on).
  */
-export async function drillLoad (base: string, options: { beforeMs: number, afterMs: number, loseWhileWriting: () => Promise<void> }): Promise<DrillRecord> {
+export async function drillLoad (base: string, options: {
+  beforeMs: number
+  afterMs: number
+  /** Waits, after `afterMs` and with the writers going on, for what the loss must come after (bounded by the caller). */
+  beforeLoss?: () => Promise<void>
+  loseWhileWriting: () => Promise<void>
+}): Promise<DrillRecord> {
   const posts = new Map<number, Version[]>()
   const acknowledge = (id: number, version: Version): void => {
     const versions = posts.get(id) ?? []
@@ -88,6 +94,7 @@ export async function drillLoad (base: string, options: { beforeMs: number, afte
     acknowledged += 1
   }
   await sleep(Math.max(0, options.afterMs - (Date.now() - at)))
+  await options.beforeLoss?.()
   await options.loseWhileWriting()
   const outcomes = await load.stop()
   for (const o of outcomes) assert.ok(typeof o.status !== 'number' || o.status < 300, `${o.op}: ${o.status}`)
