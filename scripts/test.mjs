@@ -1,8 +1,8 @@
 // `npm test`: the whole suite on SQLite, then again on PostgreSQL when TEST_DATABASE_URL is set,
 // then the system tests (test/system: real processes, crashes, outages, the HAProxy cluster)
-// once, two files at a time; they start their own PostgreSQL clusters and need its server
-// binaries (initdb, pg_ctl): without them those tests are reported as skipped, except in CI
-// (CI set), where they fail. Each run uses node's test runner (spec output on the terminal,
+// once (two files at a time, the two heaviest alone); they start their own PostgreSQL clusters
+// and need its server binaries (initdb, pg_ctl): without them they are reported as skipped,
+// except in CI (CI set), where they fail. Each run uses node's test runner (spec output on the terminal,
 // TAP to a file for the totals), with a time limit (below): a test that hangs fails, named,
 // instead of holding the run until CI's own limit. Arguments name test files or folders of them.
 import { spawnSync } from 'node:child_process'
@@ -101,15 +101,24 @@ for (const db of databases) {
   pass(db, files, { TEST_DB: db }, 2, limits.unit)
 }
 
-// The system tests two files at a time: each spends much of its time waiting (for a Patroni
-// leader's key to expire, a replica to catch up, a grace period to end), and every one of them
-// asserts what happened, never how fast, on ports it found free and in folders of its own. One
-// at a time the pass took 813–1,048 s; two at a time 489 s, with the same figures (no reset in
-// 40 SIGTERMs under load, no acknowledged write lost). TEST_SYSTEM_CONCURRENCY=1 runs them alone.
+// The system tests two files at a time: each spends much of its time waiting (for a grace period
+// to end, a replica to catch up, a store to come back), and each asserts what happened, not how
+// fast, on ports it found free and in folders of its own. One at a time they took 813–1,048 s.
+// Except the two that run PostgreSQL under Patroni with many writing clients and restore through
+// Barman's Python commands (the failover drill, the PostgreSQL restore drills): beside another
+// system test on two cores a restore from object storage once ran past its limits, so they run
+// first, alone. TEST_SYSTEM_CONCURRENCY=1 runs every file alone.
+const ALONE = new Set(['test/system/failover.test.ts', 'test/system/backup-postgres.test.ts'])
 const systemConcurrency = Number(process.env.TEST_SYSTEM_CONCURRENCY ?? 2)
-if (systemFiles.length > 0) {
-  console.log(`\n=== system tests (${systemFiles.length} files, once, ${systemConcurrency} at a time) ===\n`)
-  pass('system', systemFiles, { TEST_DB: 'sqlite' }, systemConcurrency, limits.system)
+const systemAlone = systemFiles.filter((file) => ALONE.has(relative('.', file).split(sep).join('/')))
+const systemShared = systemFiles.filter((file) => !systemAlone.includes(file))
+if (systemAlone.length > 0) {
+  console.log(`\n=== system tests, alone (${systemAlone.length} files, once, one at a time) ===\n`)
+  pass('system (alone)', systemAlone, { TEST_DB: 'sqlite' }, 1, limits.system)
+}
+if (systemShared.length > 0) {
+  console.log(`\n=== system tests (${systemShared.length} files, once, ${systemConcurrency} at a time) ===\n`)
+  pass('system', systemShared, { TEST_DB: 'sqlite' }, systemConcurrency, limits.system)
 }
 
 console.log(`\nall passes (${[...databases, ...(systemFiles.length > 0 ? ['system'] : [])].join(', ')}):`)
