@@ -64,16 +64,25 @@ const tree = join(work, 'base')
 git(['worktree', 'add', '--detach', '--quiet', tree, base])
 const servers: Server[] = []
 const scratch = await scratchDatabase('bench-ab')
+// The base runs on a database of its own, migrated and seeded by its own code (bench/seed.ts in
+// its tree, with the same sizes): a revision from before a migration refuses a database that
+// holds migrations it does not know. The seed is deterministic, so both hold the same rows under
+// the same ids; a read the base could not answer would end the run (a non-2xx is refused below).
+const baseScratch = await scratchDatabase('bench-ab-base')
 try {
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'))
   const built = spawnSync('npm', ['run', 'build'], { cwd: tree, stdio: ['ignore', 'ignore', 'inherit'] })
   if (built.status !== 0) throw new Error(`npm run build failed in ${base}`)
   buildService()
   const data = await seed(scratch.url, FULL_SIZE)
+  const baseSeed = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e',
+    `const { seed, FULL_SIZE } = await import('./bench/seed.ts'); await seed(${JSON.stringify(baseScratch.url)}, FULL_SIZE)`],
+  { cwd: tree, stdio: ['ignore', 'ignore', 'inherit'] })
+  if (baseSeed.status !== 0) throw new Error(`seeding with ${base}'s own code failed`)
   const args = serviceArguments()
   const baseArgs = [...args.slice(0, -1), join(tree, 'dist/server.js')]
   const [before, after, copy, floor] = [
-    await startService(baseArgs, scratch.url, join(work, 'base.log'), `base (${base})`),
+    await startService(baseArgs, baseScratch.url, join(work, 'base.log'), `base (${base})`),
     await startService(args, scratch.url, join(work, 'this.log'), 'this checkout'),
     await startService(args, scratch.url, join(work, 'copy.log'), 'this checkout, again (A/A)'),
     await startFloor(scratch.url, join(work, 'floor.log'))
@@ -129,6 +138,7 @@ try {
 } finally {
   for (const server of servers) await server.stop()
   await scratch.drop()
+  await baseScratch.drop()
   git(['worktree', 'remove', '--force', tree])
   rmSync(work, { recursive: true, force: true })
 }
