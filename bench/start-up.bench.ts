@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { once } from 'node:events'
 import { freePort } from '../scripts/free-port.mjs'
 import { serviceArguments } from '../scripts/start-command.mjs'
+import { clockTicksPerSecond, cpuTicks, median } from './load.js'
 
 const RUNS = Number(process.env.START_RUNS ?? 7)
 const PROFILE = process.env.START_CPU_PROF
@@ -43,16 +44,14 @@ async function startOnce (databaseUrl: string, profile: boolean): Promise<Run> {
     }
     const readyMs = performance.now() - started
     const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))
-    // utime and stime, the 14th and 15th fields, in clock ticks (100 a second on Linux).
-    const [utime, stime] = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ').slice(11, 13).map(Number)
-    return { readyMs, cpuMs: (utime! + stime!) * 10, peakMiB: Number(hwm?.[1] ?? 0) / 1024 }
+    const cpu = cpuTicks(child.pid!)
+    return { readyMs, cpuMs: (cpu.user + cpu.system) * 1000 / clockTicksPerSecond(), peakMiB: Number(hwm?.[1] ?? 0) / 1024 }
   } finally {
     child.kill('SIGTERM')
     await exited
   }
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 const dir = mkdtempSync(join(tmpdir(), 'start-up-'))
 try {
@@ -62,11 +61,11 @@ try {
   for (let i = 0; i < RUNS; i++) {
     const run = await startOnce(databaseUrl, true)
     runs.push(run)
-    console.log(`run ${i + 1}: ready after ${run.readyMs.toFixed(0)} ms, ${run.cpuMs} ms of CPU, peak RSS ${run.peakMiB.toFixed(1)} MiB`)
+    console.log(`run ${i + 1}: ready after ${run.readyMs.toFixed(0)} ms, ${run.cpuMs.toFixed(0)} ms of CPU, peak RSS ${run.peakMiB.toFixed(1)} MiB`)
   }
   const ready = runs.map((r) => r.readyMs); const cpu = runs.map((r) => r.cpuMs); const peak = runs.map((r) => r.peakMiB)
   console.log(`\n${RUNS} runs, node ${process.version}: ready median ${median(ready).toFixed(0)} ms (${Math.min(...ready).toFixed(0)}–${Math.max(...ready).toFixed(0)}), ` +
-    `CPU median ${median(cpu)} ms (${Math.min(...cpu)}–${Math.max(...cpu)}), ` +
+    `CPU median ${median(cpu).toFixed(0)} ms (${Math.min(...cpu).toFixed(0)}–${Math.max(...cpu).toFixed(0)}), ` +
     `peak RSS median ${median(peak).toFixed(1)} MiB (${Math.min(...peak).toFixed(1)}–${Math.max(...peak).toFixed(1)})`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
