@@ -15,9 +15,10 @@ after(close)
 
 const window: Window = { name: 'test', limit: 1, seconds: 60 }
 
-/** Whether some session waits for an advisory lock (PostgreSQL). */
+/** Whether a session waits for an advisory lock in this test's database (PostgreSQL; other files share the server). */
 async function advisoryLockAwaited (): Promise<boolean> {
-  const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_locks where locktype = 'advisory' and not granted`.execute(app.db)
+  const { rows } = await sql<{ waiting: number }>`select count(*)::int as waiting from pg_locks
+    where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(app.db)
   return rows[0]!.waiting > 0
 }
 
