@@ -11,10 +11,12 @@ import { loadConfig, type Config } from '../src/config/config.js'
 import { openDatabase, type DialectName } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { checkConformance } from './conformance.js'
+import { migratedDatabase } from './migrated-database.js'
 import { scratchDatabase, type ScratchDatabase } from './scratch-database.js'
 
 // Each test file builds its own app on a fresh database: a new SQLite file, or a new
-// PostgreSQL database when TEST_DB=postgres (scripts/test.mjs runs the suite once per database).
+// PostgreSQL database when TEST_DB=postgres (scripts/test.mjs runs the suite once per database),
+// already migrated (a copy of a template: test/migrated-database.ts).
 
 export const dialect: DialectName = process.env.TEST_DB === 'postgres' ? 'postgres' : 'sqlite'
 
@@ -23,6 +25,14 @@ export async function freshDatabaseUrl (): Promise<ScratchDatabase> {
   const adminUrl = process.env.TEST_DATABASE_URL
   if (adminUrl === undefined) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL')
   return await scratchDatabase('test', adminUrl)
+}
+
+/** Like freshDatabaseUrl, but with every migration applied (copied from a migrated template). */
+async function freshMigratedDatabase (): Promise<ScratchDatabase> {
+  if (dialect === 'sqlite') return await migratedDatabase('api-test')
+  const adminUrl = process.env.TEST_DATABASE_URL
+  if (adminUrl === undefined) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL')
+  return await migratedDatabase('test', adminUrl)
 }
 
 /**
@@ -55,7 +65,7 @@ export interface TestApp {
 
 export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean, database?: ScratchDatabase } = {}): Promise<TestApp> {
   // A database of its own, or (a restart) the one another app of the test used: then dropping it is the test's.
-  const { url: databaseUrl, drop } = options.database === undefined ? await freshDatabaseUrl() : { url: options.database.url, drop: async () => {} }
+  const { url: databaseUrl, drop } = options.database === undefined ? await freshMigratedDatabase() : { url: options.database.url, drop: async () => {} }
   const config = loadConfig({ ...QUIET_LIMITS, ...env, DATABASE_URL: databaseUrl })
   const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements })
   await migrateToLatest(database.db, database.dialect)
