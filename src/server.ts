@@ -4,7 +4,7 @@ import type { Config } from './config/config.js'
 // V8's compile cache (in the system's temporary folder; NODE_COMPILE_CACHE names another,
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off), before anything else is loaded: a start after the
 // first reads the compiled code of the service's modules and of its dependencies instead of
-// compiling them again, about a third of the start-up's CPU time (docs/PERFORMANCE.md, Start-up).
+// compiling them again: about an eighth less CPU by ready (docs/PERFORMANCE.md, Start-up).
 // Hence the imports below are dynamic: static ones are compiled before any code of this module runs.
 // (Node.js before 22.1 has no cache; runtime.js then says the version is too old.)
 enableCompileCache?.()
