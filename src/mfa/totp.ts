@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto'
 import * as OTPAuth from 'otpauth'
-import QRCode from 'qrcode'
 
 // TOTP (RFC 6238) through otpauth: SHA-1, six digits, 30-second steps, the parameters every
 // authenticator app reads from an otpauth:// URI. The glue here only fixes them, and turns the
@@ -31,6 +30,9 @@ export interface Enrolment {
 export async function enrolment (secret: Buffer, account: string, issuer: string): Promise<Enrolment> {
   const totp = totpOf(secret, account, issuer)
   const otpauthUri = totp.toString()
+  // Loaded at the first enrolment, not at start: qrcode and its PNG encoder are 57 modules that
+  // every process would otherwise load and most never use.
+  const { default: QRCode } = await import('qrcode')
   const qrCodeSvg = await QRCode.toString(otpauthUri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 })
   return { secret: totp.secret.base32, otpauthUri, qrCodeSvg }
 }
