@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { mkdir, open, opendir, rename, rm, stat, unlink } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { assertKey, BLOB_KEY, type BlobRead, type BlobStore, type StoredBlob } from './blob-store.js'
+
+// The embedded default (`STORAGE_URL=file:data/files`): each blob a file named by its key, under
+// two levels of folders from the key's first four hex digits (ab/cd/abcd…), so that no folder
+// holds more than a few hundred entries. A put writes a temporary file beside the target,
+// syncs it, renames it into place and syncs the folder: a crash leaves either no blob or the
+// whole one (and at worst a temporary file, which the sweep's listing never names).
+
+const TEMPORARY = '.partial-'
+
+async function syncFolder (folder: string): Promise<void> {
+  const handle = await open(folder, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+export class FolderStore implements BlobStore {
+  readonly description: string
+  readonly #root: string
+
+  constructor (folder: string) {
+    this.#root = resolve(folder)
+    this.description = `file:${folder}`
+  }
+
+  #path (key: string): string {
+    assertKey(key)
+    return join(this.#root, key.slice(0, 2), key.slice(2, 4), key)
+  }
+
+  async put (key: string, bytes: Buffer): Promise<void> {
+    const path = this.#path(key)
+    if (await this.size(key) === bytes.length) return
+    const folder = dirname(path)
+    await mkdir(folder, { recursive: true })
+    const temporary = join(folder, `${TEMPORARY}${randomBytes(6).toString('hex')}`)
+    const handle = await open(temporary, 'wx', 0o644)
+    try {
+      await handle.writeFile(bytes)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    try {
+      await rename(temporary, path)
+    } catch (error) {
+      await rm(temporary, { force: true })
+      throw error
+    }
+    await syncFolder(folder)
+  }
+
+  async read (key: string, range?: { start: number, end: number }): Promise<BlobRead | undefined> {
+    const path = this.#path(key)
+    const size = await this.size(key)
+    if (size === undefined) return undefined
+    // A removal between the two is an error on the stream, which the answer's sending reports.
+    return { body: createReadStream(path, range), size }
+  }
+
+  async size (key: string): Promise<number | undefined> {
+    try {
+      return (await stat(this.#path(key))).size
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    }
+  }
+
+  async remove (key: string): Promise<void> {
+    try {
+      await unlink(this.#path(key))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+  }
+
+  async * list (): AsyncIterable<StoredBlob> {
+    const walk = async function * (folder: string, depth: number): AsyncIterable<StoredBlob> {
+      let entries
+      try {
+        entries = await opendir(folder)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+        throw error
+      }
+      for await (const entry of entries) {
+        const path = join(folder, entry.name)
+        if (depth < 2 && entry.isDirectory() && /^[0-9a-f]{2}$/.test(entry.name)) yield * walk(path, depth + 1)
+        else if (depth === 2 && entry.isFile() && BLOB_KEY.test(entry.name)) {
+          try {
+            yield { key: entry.name, modified: (await stat(path)).mtime }
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+          }
+        }
+      }
+    }
+    yield * walk(this.#root, 0)
+  }
+
+  async close (): Promise<void> {}
+}
