@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import { serviceUnavailable, type ApiError } from '../http/errors.js'
@@ -38,9 +40,10 @@ export const HOLD_MAX_MS = 1000
  *    writing onto it; its next request is answered and closes it instead.
  * 2. Holding (`hold()`): a new request waits, unanswered, instead of being served. A client whose
  *    request waits opens no new connection, so connections stop arriving; once none has arrived
- *    for QUIET_MS (HOLD_MAX_MS at most), `hold()` resolves. Closing the listener while clients
- *    still connect would reset every connection the kernel accepted that Node had not yet
- *    taken: that race is what this phase removes.
+ *    for QUIET_MS and each that did has delivered its request (HOLD_MAX_MS at most), `hold()`
+ *    resolves. Closing the listener while clients still connect would reset every connection the
+ *    kernel accepted that Node had not yet taken, and closing a connection whose request has not
+ *    been read yet would reset it too: those races are what this phase removes.
  * 3. Closing (`close()`): the listener closes (a client that connects now is refused, which it can
  *    tell from a reset: nothing was sent), Node closes the connections idle at that moment, and
  *    then the held requests are served, each answer closing its connection. A request that still
@@ -70,11 +73,32 @@ export const drain = fp(async (app) => {
     async hold () {
       holding = true
       let last = Date.now()
-      const arrived = (): void => { last = Date.now() }
+      // Connections that arrived while holding and have not yet delivered a request: closing now
+      // would take each for idle and close it under the request its client already sent.
+      const unasked = new Set<Socket>()
+      const arrived = (socket: Socket): void => {
+        last = Date.now()
+        unasked.add(socket)
+        socket.once('close', () => { unasked.delete(socket) })
+      }
+      const asked = (request: IncomingMessage): void => { unasked.delete(request.socket) }
+      const quiet = (): boolean => Date.now() - last >= QUIET_MS && unasked.size === 0
       app.server.on('connection', arrived)
+      app.server.on('request', asked)
       const started = last
-      while (Date.now() - last < QUIET_MS && Date.now() - started < HOLD_MAX_MS) await sleep(5)
+      while (Date.now() - started < HOLD_MAX_MS) {
+        // Quiet by the clock is not enough: a process that was not scheduled for a while (a busy
+        // machine) sees the time pass before it takes the connections and requests the kernel
+        // has queued for it meanwhile, which the next poll of the event loop does. So quiet is
+        // judged again after one (setImmediate runs right after it).
+        if (quiet()) {
+          await new Promise((resolve) => { setImmediate(resolve) })
+          if (quiet()) break
+        }
+        await sleep(5)
+      }
       app.server.off('connection', arrived)
+      app.server.off('request', asked)
     }
   })
   app.addHook('preClose', async () => {
