@@ -13,7 +13,7 @@ import { type Logged, recordingLog, sleep } from './fixtures.js'
 import { waitFor } from '../helper.js'
 import { openDatabase } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { BUCKET, startS3Store, startSigningS3Store, type S3Store } from './s3-store.js'
+import { BUCKET, startS3Store, startSigningS3Store, type S3Store } from '../support/s3-store.js'
 import { restoreArguments } from '../service-command.js'
 
 // Replication to an S3 bucket and `npm run restore` from one, with the real Litestream and S3 API

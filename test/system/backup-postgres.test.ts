@@ -8,7 +8,7 @@ import { barmanMissing, restorePostgres, type RestoredPostgres } from '../../scr
 import { cloudMissing, restoreFromCloud } from '../../scripts/barman-cloud.mjs'
 import { freePort } from '../../scripts/free-port.mjs'
 import { haMissing, postgresBin, startHaPostgres } from '../../scripts/ha-postgres.mjs'
-import { startS3Store, startSigningS3Store } from '../backups/s3-store.js'
+import { startS3Store, startSigningS3Store } from '../support/s3-store.js'
 import { startServer } from '../server/process.js'
 import { body, signUpAndLogIn } from './api-client.js'
 import { type AtFigures, checkAt, checkLatest, type DrillRecord, drillLoad, type LatestFigures, readPost, reportAndCheck, RPO_MS } from './backup-drill.js'

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import S3rver from '@20minutes/s3rver'
 import { freePort } from '../../scripts/free-port.mjs'
 
-// S3 API servers on loopback for the backups' tests.
+// S3 API servers on loopback, for the tests of backups and of stored files.
 //
 // - fauxqs (s3-store-process.mjs, with one fix to its multipart uploads) stores the replicas of the drills and the fault tests: it serves every call Litestream
 //   makes (listing with a delimiter, uploads, multi-object deletes, downloads), keeps its objects
