@@ -1,10 +1,11 @@
 import type { Config } from '../config/config.js'
+import { dialectOfHandle } from '../db/database.js'
 import type { Db, Executor } from '../db/schema.js'
 import { write } from '../db/write.js'
 import { emailKey } from '../http/email.js'
 import type { ClaimedMail } from '../mail/mail.repository.js'
 import type { Compose } from '../mail/mail-sender.js'
-import { findUserByEmail, findUserById } from '../users/user.repository.js'
+import { findUserByEmail, findUserById, lockUser } from '../users/user.repository.js'
 import type { UserRow } from '../users/user.table.js'
 import { accountLink } from './account-links.js'
 import { issueToken, TOKEN_LIFETIME_MS } from './account-token.repository.js'
@@ -31,24 +32,41 @@ function data (mail: ClaimedMail): Record<string, string> {
 }
 
 export function accountMail (db: Db, config: Config): Compose {
+  const dialect = dialectOfHandle(db)
+  /**
+   * A token is made in a unit that holds the account's row first: the order in which an
+   * account's deletion takes them (its row, then its tokens by the cascade), so that the two
+   * never wait on each other (PostgreSQL found them deadlocked: the mail's unit held the account's
+   * old token and waited on the row, the deletion held the row and waited on the token). The
+   * decision is made on the row as it is then; an account gone meanwhile gets no mail.
+   */
+  const withAccount = async <T>(id: bigint, work: (trx: Executor, user: UserRow) => Promise<T | undefined>): Promise<T | undefined> =>
+    await write(db, async (trx) => {
+      const user = await lockUser(trx, dialect, id)
+      return user === undefined ? undefined : await work(trx, user)
+    })
   return async (mail) => {
     switch (mail.kind) {
       case 'verify-email': {
-        const user = mail.user_id === null ? await awaitingProof(db, mail.address) : await findUserById(db, mail.user_id)
-        if (user === undefined) return undefined
-        const key = emailKey(mail.address)
-        const pending = user.pending_email !== null && emailKey(user.pending_email) === key
-        const current = emailKey(user.email) === key && Number(user.email_verified) === 0
-        if (!pending && !current) return undefined
-        const to = pending ? user.pending_email! : user.email
-        const token = await write(db, async (trx) => await issueToken(trx, user.id, 'verify-email', to))
-        return { to, content: { kind: 'verify-email', name: user.name, link: accountLink(config, 'email-verification', token), hours: TOKEN_LIFETIME_MS['verify-email'] / 3_600_000, newAddress: pending } }
+        const found = mail.user_id === null ? await awaitingProof(db, mail.address) : await findUserById(db, mail.user_id)
+        if (found === undefined) return undefined
+        return await withAccount(found.id, async (trx, user) => {
+          const key = emailKey(mail.address)
+          const pending = user.pending_email !== null && emailKey(user.pending_email) === key
+          const current = emailKey(user.email) === key && Number(user.email_verified) === 0
+          if (!pending && !current) return undefined
+          const to = pending ? user.pending_email! : user.email
+          const token = await issueToken(trx, user.id, 'verify-email', to)
+          return { to, content: { kind: 'verify-email', name: user.name, link: accountLink(config, 'email-verification', token), hours: TOKEN_LIFETIME_MS['verify-email'] / 3_600_000, newAddress: pending } }
+        })
       }
       case 'reset-password': {
-        const user = mail.user_id === null ? await findUserByEmail(db, mail.address) : await findUserById(db, mail.user_id)
-        if (user === undefined) return undefined
-        const token = await write(db, async (trx) => await issueToken(trx, user.id, 'reset-password', user.email))
-        return { to: user.email, content: { kind: 'reset-password', name: user.name, link: accountLink(config, 'password-reset', token), minutes: TOKEN_LIFETIME_MS['reset-password'] / 60_000 } }
+        const found = mail.user_id === null ? await findUserByEmail(db, mail.address) : await findUserById(db, mail.user_id)
+        if (found === undefined) return undefined
+        return await withAccount(found.id, async (trx, user) => {
+          const token = await issueToken(trx, user.id, 'reset-password', user.email)
+          return { to: user.email, content: { kind: 'reset-password', name: user.name, link: accountLink(config, 'password-reset', token), minutes: TOKEN_LIFETIME_MS['reset-password'] / 60_000 } }
+        })
       }
       case 'email-changed': {
         const { name = '', newEmail = '' } = data(mail)
