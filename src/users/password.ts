@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { hash, verify } from '@node-rs/argon2'
+import { WorkSlots } from '../background/work-slots.js'
 
 // Argon2id at OWASP's minimum recommendation (m = 19 MiB, t = 2, p = 1). @node-rs/argon2 runs
 // the work on the libuv thread pool, off the event loop.
@@ -10,23 +11,10 @@ const OPTIONS = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 }
 // bound, a burst of log-ins fills the whole libuv pool (4 threads × 19 MiB each) on however few
 // cores the process has: it gains no throughput on those cores, costs the memory, and starves
 // the event loop, so every other request waits (measured in docs/decisions.md, Performance). The others
-// queue here, in arrival order.
-const HASHING_SLOTS = Math.max(1, availableParallelism() - 1)
-let hashing = 0
-const waiting: Array<() => void> = []
-
-async function inHashingSlot<T> (work: () => Promise<T>): Promise<T> {
-  if (hashing >= HASHING_SLOTS) await new Promise<void>((resolve) => { waiting.push(resolve) })
-  else hashing += 1
-  try {
-    return await work()
-  } finally {
-    // The slot passes straight to the next in line, or is freed.
-    const next = waiting.shift()
-    if (next !== undefined) next()
-    else hashing -= 1
-  }
-}
+// wait in arrival order, with no limit to the line: a log-in waits its turn rather than being
+// refused (the log-in limits bound how many come).
+const hashing = new WorkSlots(Math.max(1, availableParallelism() - 1), Number.POSITIVE_INFINITY)
+const inHashingSlot = async <T>(work: () => Promise<T>): Promise<T> => await hashing.run(work)
 
 /**
  * The `password_hash` of an account without a password (made by an identity provider): no

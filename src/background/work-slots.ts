@@ -1,6 +1,7 @@
-// A bounded number of jobs at once, and a bounded line of jobs waiting for a slot: a job that
-// finds the line full is refused at once (the caller answers 503 with Retry-After) instead of
-// growing memory with every upload a burst brings. Slots pass in arrival order.
+// A bounded number of jobs at once (password hashes, image processing), and a bounded line of
+// jobs waiting for a slot: a job that finds the line full is refused at once (an upload is then
+// answered 503 with Retry-After) instead of growing memory with every job a burst brings. Slots
+// pass in arrival order.
 
 export class SlotsFull extends Error {
   constructor () {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { SlotsFull, WorkSlots } from '../../src/files/work-slots.js'
+import { SlotsFull, WorkSlots } from '../../src/background/work-slots.js'
 import { gate } from '../helper.js'
 
 describe('work slots', { timeout: 10_000 }, () => {
