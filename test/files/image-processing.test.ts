@@ -91,12 +91,12 @@ describe('processing an uploaded image', { timeout: 60_000 }, () => {
     }
   })
 
-  test('a header claiming 30,000 × 30,000 pixels is refused for it, at once, whatever its few bytes hold; so is a side past 8,000', async () => {
+  test('a header claiming 30,000 × 30,000 pixels is refused for it before decoding, whatever its few bytes hold; so is a side past 8,000', async () => {
     const bomb = pngClaiming(30_000, 30_000)
     assert.ok(bomb.length < 200)
-    const started = performance.now()
+    // 'too-many-pixels' with the header's dimensions comes only from the check made before any
+    // decoding (the decoder's own limit would fail it as undecodable).
     assert.deepEqual(await processImage(bomb), { refused: 'too-many-pixels', width: 30_000, height: 30_000 })
-    assert.ok(performance.now() - started < 5000, 'decoded what it should only have read the header of')
     assert.deepEqual(await processImage(pngClaiming(8001, 10)), { refused: 'too-many-pixels', width: 8001, height: 10 })
     assert.deepEqual(await processImage(pngClaiming(10, 8001)), { refused: 'too-many-pixels', width: 10, height: 8001 })
     // Within the limits, it is what its data holds that decides: here, not an image.
