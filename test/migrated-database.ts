@@ -18,8 +18,14 @@ import type { ScratchDatabase } from './scratch-database.js'
 
 const migrationsDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'db')
 
-/** A hash of everything that decides the migrated schema: migrate.ts and the migrations folder. */
+let migrationsHash: string | undefined
+/** A hash of everything that decides the migrated schema: migrate.ts and the migrations folder (read once a process). */
 function migrationsKey (): string {
+  migrationsHash ??= hashOfMigrations()
+  return migrationsHash
+}
+
+function hashOfMigrations (): string {
   const hash = createHash('sha256')
   const files = [join(migrationsDir, 'migrate.ts'), ...readdirSync(join(migrationsDir, 'migrations')).sort().map((name) => join(migrationsDir, 'migrations', name))]
   for (const file of files) hash.update(file.slice(migrationsDir.length)).update(readFileSync(file))
