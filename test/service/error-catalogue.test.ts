@@ -3,10 +3,10 @@ import { after, describe, test } from 'node:test'
 import { catalogue, errorCodes } from '../../src/http/errors.js'
 import { assertError, buildTestApp } from '../helper.js'
 
-// The catalogue: every code of the documented table (docs/api.md), with its status, a distinct
+// The catalogue: every code of the documented index (docs/api.md, Errors), with its status, a distinct
 // stable title, a description and whether it is retryable, and GET /errors/CODE answering its entry.
 
-// Copied by hand from the table in docs/api.md, so that a change to either side shows up here.
+// Copied by hand from the index of codes by status in docs/api.md, so that a change to either side shows up here.
 const DOCUMENTED_TABLE: Record<string, number> = {
   VALIDATION_ERROR: 400,
   MALFORMED_JSON: 400,
