@@ -5,6 +5,9 @@ import type { Readable } from 'node:stream'
 // variant), so the same bytes are stored once and a key's bytes never change: a put of a key
 // that exists has nothing to do, and a reader never sees half of a put.
 
+/** Bytes, or the path of a file holding them. */
+export type BlobSource = Buffer | string
+
 export interface StoredBlob {
   key: string
   /** When the blob was written (for the sweep: blobs no row refers to, older than an hour). */
@@ -21,8 +24,11 @@ export interface BlobRead {
 export interface BlobStore {
   /** What `STORAGE_URL` names, without credentials (for logs and the system's status). */
   readonly description: string
-  /** Stores the bytes under the key; resolves once they are durable (on disk, synced; or acknowledged by the bucket). */
-  put: (key: string, bytes: Buffer, contentType: string) => Promise<void>
+  /**
+   * Stores the bytes (given, or the file at a path, read as a stream) under the key; resolves
+   * once they are durable (on disk, synced; or acknowledged by the bucket).
+   */
+  put: (key: string, source: BlobSource, contentType: string) => Promise<void>
   /** The blob's bytes from `start` to `end` inclusive (the whole blob without them), or undefined when there is none. */
   read: (key: string, range?: { start: number, end: number }) => Promise<BlobRead | undefined>
   /** The blob's size, or undefined when there is none. */

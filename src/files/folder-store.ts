@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, open, opendir, rename, rm, stat, unlink } from 'node:fs/promises'
+import { copyFile, constants, mkdir, open, opendir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { assertKey, BLOB_KEY, type BlobRead, type BlobStore, type StoredBlob } from './blob-store.js'
+import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, type StoredBlob } from './blob-store.js'
 
 // The embedded default (`STORAGE_URL=file:data/files`): each blob a file named by its key, under
 // two levels of folders from the key's first four hex digits (ab/cd/abcd…), so that no folder
@@ -35,15 +35,18 @@ export class FolderStore implements BlobStore {
     return join(this.#root, key.slice(0, 2), key.slice(2, 4), key)
   }
 
-  async put (key: string, bytes: Buffer): Promise<void> {
+  async put (key: string, source: BlobSource): Promise<void> {
     const path = this.#path(key)
-    if (await this.size(key) === bytes.length) return
+    const size = typeof source === 'string' ? (await stat(source)).size : source.length
+    if (await this.size(key) === size) return
     const folder = dirname(path)
     await mkdir(folder, { recursive: true })
     const temporary = join(folder, `${TEMPORARY}${randomBytes(6).toString('hex')}`)
-    const handle = await open(temporary, 'wx', 0o644)
+    // A file is copied by the kernel (a reflink where the file system has them), never read into memory.
+    if (typeof source === 'string') await copyFile(source, temporary, constants.COPYFILE_EXCL)
+    const handle = await open(temporary, typeof source === 'string' ? 'r+' : 'wx', 0o644)
     try {
-      await handle.writeFile(bytes)
+      if (typeof source !== 'string') await handle.writeFile(source)
       await handle.sync()
     } finally {
       await handle.close()

@@ -1,12 +1,17 @@
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { join } from 'node:path'
 import sharp from 'sharp'
-import { imageType, type ImageType } from './image-type.js'
+import { TypeScan, type ImageType } from './image-type.js'
 
 // An upload made into what is stored, once: the original's pixels in its own format, with every
 // piece of metadata removed (EXIF with its GPS position and camera serial, XMP, comments, the
 // ICC profile once the pixels are in sRGB) and the EXIF orientation applied to the pixels, so
 // that its width and height are as a person sees it; and two WebP variants that fit in 200×200
 // and 800×800, never enlarged. libvips (through sharp) does the work on libuv's thread pool,
-// off the event loop; the caller bounds how many run at once (work-slots.ts).
+// off the event loop; the caller bounds how many run at once (work-slots.ts). The upload is read
+// from a file and what is made is written to files: JavaScript holds none of the pixels or of
+// the encoded bytes, whatever the size of the image.
 //
 // The checks come before any pixel is decoded: the type from the bytes (image-type.ts: libvips
 // itself would read SVG, PDF and more), then the dimensions from the header alone, so that a
@@ -28,13 +33,19 @@ export const DEFAULT_IMAGE_LIMITS: ImageLimits = { maxPixels: 40_000_000, maxSid
 export const VARIANTS = { thumb: 200, medium: 800 } as const
 export type VariantName = keyof typeof VARIANTS
 
+export interface MadeFile {
+  path: string
+  size: number
+}
+
 export interface ProcessedImage {
   type: ImageType
   width: number
   height: number
-  /** The stored original: its format, its pixels turned upright, no metadata. */
-  original: Buffer
-  variants: Record<VariantName, Buffer>
+  /** The stored original: its format, its pixels turned upright, no metadata; with its SHA-256 (hex). */
+  original: MadeFile & { sha256: string }
+  /** WebP, in `outputFolder`. */
+  variants: Record<VariantName, MadeFile>
 }
 
 export type ImageRefusal =
@@ -59,15 +70,37 @@ function encode (image: sharp.Sharp, type: ImageType): sharp.Sharp {
 /** Whether an EXIF orientation turns the image a quarter (5 to 8): then its width and height swap. */
 const quarterTurn = (orientation: number | undefined): boolean => orientation !== undefined && orientation >= 5 && orientation <= 8
 
-export async function processImage (bytes: Buffer, limits: ImageLimits = DEFAULT_IMAGE_LIMITS): Promise<ProcessedImage | ImageRefusal> {
-  const verdict = imageType(bytes)
+/** Reads a file in pieces: what the type scan and the hash see, never the whole file at once. */
+async function readPieces (path: string, each: (chunk: Buffer) => void): Promise<void> {
+  for await (const chunk of createReadStream(path)) each(chunk as Buffer)
+}
+
+/** The type of the file at `path` by its bytes (image-type.ts). */
+export async function fileImageType (path: string): Promise<ReturnType<TypeScan['verdict']>> {
+  const scan = new TypeScan()
+  await readPieces(path, (chunk) => { scan.push(chunk) })
+  return scan.verdict()
+}
+
+async function sha256Of (path: string): Promise<string> {
+  const hash = createHash('sha256')
+  await readPieces(path, (chunk) => { hash.update(chunk) })
+  return hash.digest('hex')
+}
+
+/**
+ * Makes the stored original and its variants of the upload at `input`, as files in
+ * `outputFolder` (`original`, `thumb`, `medium`), or says why not.
+ */
+export async function processImage (input: string, outputFolder: string, limits: ImageLimits = DEFAULT_IMAGE_LIMITS): Promise<ProcessedImage | ImageRefusal> {
+  const verdict = await fileImageType(input)
   if ('refused' in verdict) return verdict
   const { type } = verdict
   const animated = type === 'image/gif' || type === 'image/webp'
 
   let header: sharp.Metadata
   try {
-    header = await sharp(bytes, { animated, limitInputPixels: false }).metadata()
+    header = await sharp(input, { animated, limitInputPixels: false }).metadata()
   } catch {
     return { refused: 'undecodable' }
   }
@@ -83,16 +116,20 @@ export async function processImage (bytes: Buffer, limits: ImageLimits = DEFAULT
   }
 
   try {
-    const decoded = (): sharp.Sharp => sharp(bytes, { animated, limitInputPixels: limits.maxPixels, failOn: 'error' })
+    const originalPath = join(outputFolder, 'original')
     // autoOrient before anything else, metadata dropped on output (sharp's default keeps none).
-    const original = await encode(decoded().autoOrient(), type).toBuffer({ resolveWithObject: true })
-    const height = original.info.pageHeight ?? original.info.height
-    const variant = async (side: number): Promise<Buffer> => await sharp(original.data, { limitInputPixels: limits.maxPixels })
-      .resize(side, side, { fit: 'inside', withoutEnlargement: true })
-      .webp({ quality: 80 })
-      .toBuffer()
-    const [thumb, medium] = await Promise.all([variant(VARIANTS.thumb), variant(VARIANTS.medium)])
-    return { type, width: original.info.width, height, original: original.data, variants: { thumb, medium } }
+    const original = await encode(sharp(input, { animated, limitInputPixels: limits.maxPixels, failOn: 'error' }).autoOrient(), type).toFile(originalPath)
+    const height = original.pageHeight ?? original.height
+    const variant = async (name: VariantName): Promise<MadeFile> => {
+      const path = join(outputFolder, name)
+      const made = await sharp(originalPath, { limitInputPixels: limits.maxPixels })
+        .resize(VARIANTS[name], VARIANTS[name], { fit: 'inside', withoutEnlargement: true })
+        .webp({ quality: 80 })
+        .toFile(path)
+      return { path, size: made.size }
+    }
+    const [thumb, medium, sha256] = await Promise.all([variant('thumb'), variant('medium'), sha256Of(originalPath)])
+    return { type, width: original.width, height, original: { path: originalPath, size: original.size, sha256 }, variants: { thumb, medium } }
   } catch {
     return { refused: 'undecodable' }
   }

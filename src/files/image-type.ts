@@ -66,13 +66,41 @@ function hasMarkup (bytes: Buffer, markers: Buffer[]): boolean {
   return false
 }
 
+const HEAD = 1024
+// The end of a ZIP's central directory is within its last 64 KiB + 22 bytes.
+const ZIP_WINDOW = 65_557
+const LONGEST_MARKER = Math.max(...EVERYWHERE.map((m) => m.length))
+
+/**
+ * The verdict on a file read in pieces (an upload as it arrives, a file on disk): the same as on
+ * the whole file at once, holding only its first kilobyte and its last 64 KiB.
+ */
+export class TypeScan {
+  #head: Buffer = Buffer.alloc(0)
+  #tail: Buffer = Buffer.alloc(0)
+  #markup = false
+
+  push (chunk: Buffer): void {
+    if (this.#head.length < HEAD) this.#head = Buffer.concat([this.#head, chunk.subarray(0, HEAD - this.#head.length)])
+    // The last bytes of what came before, so that a marker split between two pieces is found.
+    const carried = this.#tail.subarray(Math.max(0, this.#tail.length - (LONGEST_MARKER - 1)))
+    if (!this.#markup && hasMarkup(carried.length === 0 ? chunk : Buffer.concat([carried, chunk]), EVERYWHERE)) this.#markup = true
+    this.#tail = chunk.length >= ZIP_WINDOW ? chunk.subarray(chunk.length - ZIP_WINDOW) : Buffer.concat([this.#tail, chunk]).subarray(-ZIP_WINDOW)
+  }
+
+  verdict (): TypeVerdict {
+    const type = signatureType(this.#head)
+    if (type === undefined) return { refused: 'not-an-image' }
+    if (this.#markup || hasMarkup(this.#head, AT_THE_START)) return { refused: 'polyglot' }
+    if (this.#head.includes(PDF)) return { refused: 'polyglot' }
+    if (this.#tail.includes(ZIP_END)) return { refused: 'polyglot' }
+    return { type }
+  }
+}
+
 /** The verdict on a whole file: one of the five image types, or why not. */
 export function imageType (bytes: Buffer): TypeVerdict {
-  const type = signatureType(bytes)
-  if (type === undefined) return { refused: 'not-an-image' }
-  if (hasMarkup(bytes.subarray(0, 1024), AT_THE_START) || hasMarkup(bytes, EVERYWHERE)) return { refused: 'polyglot' }
-  if (bytes.subarray(0, 1024).includes(PDF)) return { refused: 'polyglot' }
-  // The end of a ZIP's central directory is within its last 64 KiB + 22 bytes.
-  if (bytes.subarray(Math.max(0, bytes.length - 65_557)).includes(ZIP_END)) return { refused: 'polyglot' }
-  return { type }
+  const scan = new TypeScan()
+  scan.push(bytes)
+  return scan.verdict()
 }

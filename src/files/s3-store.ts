@@ -1,6 +1,8 @@
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import type { S3Client } from '@aws-sdk/client-s3'
-import { assertKey, BLOB_KEY, type BlobRead, type BlobStore, type StoredBlob } from './blob-store.js'
+import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, type StoredBlob } from './blob-store.js'
 
 // `STORAGE_URL=s3://bucket/prefix`: each blob an object `prefix/KEY`, through the AWS SDK, with
 // the same AWS_* variables the backups read (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
@@ -64,12 +66,14 @@ export class S3Store implements BlobStore {
     return this.#location.prefix === '' ? key : `${this.#location.prefix}/${key}`
   }
 
-  async put (key: string, bytes: Buffer, contentType: string): Promise<void> {
+  async put (key: string, source: BlobSource, contentType: string): Promise<void> {
+    // A file goes as a stream of known length: one PUT, never read into memory whole.
+    const size = typeof source === 'string' ? (await stat(source)).size : source.length
     await this.#client.send(new this.#sdk.PutObjectCommand({
       Bucket: this.#location.bucket,
       Key: this.#key(key),
-      Body: bytes,
-      ContentLength: bytes.length,
+      Body: typeof source === 'string' ? createReadStream(source) : source,
+      ContentLength: size,
       ContentType: contentType
     }))
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { text } from 'node:stream/consumers'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { buffer, text } from 'node:stream/consumers'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -44,6 +44,20 @@ function theContract (name: string, open: () => Promise<BlobStore>): void {
       const keys = await all(store)
       assert.equal(keys.filter((k) => k === key).length, 1)
       assert.ok(keys.includes(`${key}.thumb`))
+    })
+
+    test('a file is stored from its path, as its bytes would be', async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'blob-source-'))
+      try {
+        const bytes = Buffer.alloc(300_000, 'from a file')
+        writeFileSync(join(folder, 'original'), bytes)
+        await store.put(keyOf(bytes), join(folder, 'original'), 'image/png')
+        assert.equal(await store.size(keyOf(bytes)), 300_000)
+        assert.ok((await buffer((await store.read(keyOf(bytes)))!.body)).equals(bytes))
+        await store.remove(keyOf(bytes))
+      } finally {
+        rmSync(folder, { recursive: true, force: true })
+      }
     })
 
     test('an unknown key reads as nothing; removing it is not an error; a removed blob is gone', async () => {

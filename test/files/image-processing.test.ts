@@ -1,12 +1,27 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createHash } from 'node:crypto'
 import { deflateSync } from 'node:zlib'
-import { describe, test } from 'node:test'
+import { after, describe, test } from 'node:test'
 import sharp from 'sharp'
-import { processImage, type ProcessedImage } from '../../src/files/image-processing.js'
+import { DEFAULT_IMAGE_LIMITS, processImage as processFile, type ImageLimits, type ProcessedImage } from '../../src/files/image-processing.js'
 
 // Real images of each type, made by the encoder, through the processing an upload gets.
 
 const solid = (width: number, height: number): sharp.Sharp => sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 20 } } })
+
+const folders: string[] = []
+after(async () => { for (const folder of folders) await rm(folder, { recursive: true, force: true }) })
+
+/** The bytes as an upload is processed: from a file, into a folder of its own. */
+async function processImage (bytes: Buffer, limits: ImageLimits = DEFAULT_IMAGE_LIMITS): ReturnType<typeof processFile> {
+  const folder = await mkdtemp(join(tmpdir(), 'image-processing-'))
+  folders.push(folder)
+  await writeFile(join(folder, 'upload'), bytes)
+  return await processFile(join(folder, 'upload'), folder, limits)
+}
 
 function processed (result: Awaited<ReturnType<typeof processImage>>): ProcessedImage {
   if ('refused' in result) assert.fail(`refused: ${JSON.stringify(result)}`)
@@ -53,9 +68,9 @@ describe('processing an uploaded image', { timeout: 60_000 }, () => {
       const image = processed(await processImage(bytes))
       assert.equal(image.type, type)
       assert.deepEqual([image.width, image.height], [1600, 1200], type)
-      assert.equal((await sharp(image.original).metadata()).format, formats[type], type)
-      const thumb = await sharp(image.variants.thumb).metadata()
-      const medium = await sharp(image.variants.medium).metadata()
+      assert.equal((await sharp(image.original.path).metadata()).format, formats[type], type)
+      const thumb = await sharp(image.variants.thumb.path).metadata()
+      const medium = await sharp(image.variants.medium.path).metadata()
       assert.deepEqual([thumb.format, thumb.width, thumb.height], ['webp', 200, 150], type)
       assert.deepEqual([medium.format, medium.width, medium.height], ['webp', 800, 600], type)
     }
@@ -64,7 +79,7 @@ describe('processing an uploaded image', { timeout: 60_000 }, () => {
   test('a small image is never enlarged', async () => {
     const image = processed(await processImage(await solid(120, 40).png().toBuffer()))
     for (const variant of [image.variants.thumb, image.variants.medium]) {
-      const meta = await sharp(variant).metadata()
+      const meta = await sharp(variant.path).metadata()
       assert.deepEqual([meta.width, meta.height], [120, 40])
     }
   })
@@ -81,7 +96,10 @@ describe('processing an uploaded image', { timeout: 60_000 }, () => {
 
     const image = processed(await processImage(photo))
     assert.deepEqual([image.width, image.height], [100, 300], 'width and height as a person sees the photo')
-    for (const [name, bytes] of [['original', image.original], ['thumb', image.variants.thumb], ['medium', image.variants.medium]] as const) {
+    assert.equal(image.original.sha256, createHash('sha256').update(await readFile(image.original.path)).digest('hex'))
+    for (const [name, made] of [['original', image.original], ['thumb', image.variants.thumb], ['medium', image.variants.medium]] as const) {
+      const bytes = await readFile(made.path)
+      assert.equal(bytes.length, made.size, name)
       const after = await sharp(bytes).metadata()
       assert.equal(after.exif, undefined, `${name}: EXIF left`)
       assert.equal(after.xmp, undefined, `${name}: XMP left`)

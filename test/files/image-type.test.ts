@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { imageType, signatureType } from '../../src/files/image-type.js'
+import fc from 'fast-check'
+import { imageType, signatureType, TypeScan } from '../../src/files/image-type.js'
 
 // The type of an upload from its bytes alone. Signatures here are written by hand; the image
 // processing tests send real images of each type made by the encoder.
@@ -69,5 +70,42 @@ describe('the type of an upload, from its bytes', { timeout: 10_000 }, () => {
     assert.deepEqual(imageType(bytes('\x89PNG\r\n\x1a\n', pixels(100_000))), { type: 'image/png' })
     // A PDF header past the first kilobyte is not one a reader looks for.
     assert.deepEqual(imageType(bytes('GIF89a', pixels(2000), '%PDF-1.4', pixels(100))), { type: 'image/gif' })
+  })
+
+  test('read in pieces of any sizes, a file gets the verdict it gets whole (an upload is judged as it arrives)', () => {
+    const files = [
+      bytes([0xff, 0xd8, 0xff, 0xe0], pixels(200_000)),
+      bytes([0xff, 0xd8, 0xff, 0xe0], pixels(70_000), '<ScRiPt', pixels(70_000)),
+      bytes('\x89PNG\r\n\x1a\n', pixels(100_000), 'PK\x05\x06', pixels(1000)),
+      bytes('\x89PNG\r\n\x1a\n', 'PK\x05\x06', pixels(100_000)),
+      bytes('GIF89a', pixels(500), '<svg', pixels(5000)),
+      bytes('GIF89a', pixels(1500), '<svg', pixels(5000)),
+      bytes('<html>', pixels(100))
+    ]
+    fc.assert(fc.property(fc.constantFrom(...files.keys()), fc.array(fc.integer({ min: 1, max: 90_000 }), { maxLength: 12 }), (which, cuts) => {
+      const file = files[which]!
+      const scan = new TypeScan()
+      let at = 0
+      for (const cut of cuts) {
+        if (at >= file.length) break
+        scan.push(file.subarray(at, Math.min(file.length, at + cut)))
+        at += cut
+      }
+      if (at < file.length) scan.push(file.subarray(at))
+      assert.deepEqual(scan.verdict(), imageType(file))
+    }), { numRuns: 300 })
+    // A marker cut anywhere between two pieces is still found.
+    const marked = files[1]!
+    const marker = marked.indexOf('<ScRiPt')
+    for (let cut = marker; cut <= marker + 7; cut++) {
+      const scan = new TypeScan()
+      scan.push(marked.subarray(0, cut))
+      scan.push(marked.subarray(cut))
+      assert.deepEqual(scan.verdict(), { refused: 'polyglot' }, `cut at ${cut - marker}`)
+    }
+    assert.deepEqual(files.map((f) => imageType(f)), [
+      { type: 'image/jpeg' }, { refused: 'polyglot' }, { refused: 'polyglot' }, { type: 'image/png' },
+      { refused: 'polyglot' }, { type: 'image/gif' }, { refused: 'not-an-image' }
+    ])
   })
 })
