@@ -20,6 +20,7 @@ import { signupHits } from './migrations/017-signup-hits.js'
 import { identities } from './migrations/018-identities.js'
 import { secondFactor } from './migrations/019-second-factor.js'
 import { recentAuthentication } from './migrations/020-recent-authentication.js'
+import { files } from './migrations/021-files.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -44,7 +45,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '017-signup-hits': signupHits(dialect),
     '018-identities': identities(dialect),
     '019-second-factor': secondFactor(dialect),
-    '020-recent-authentication': recentAuthentication(dialect)
+    '020-recent-authentication': recentAuthentication(dialect),
+    '021-files': files(dialect)
   }
 }
 

@@ -14,6 +14,7 @@ import type { LimitHitTable } from '../limits/limit-hit.table.js'
 import type { MailOutboxTable } from '../mail/mail.table.js'
 import type { IdentityTable } from '../oidc/identity.table.js'
 import type { OidcFlowTable } from '../oidc/oidc-flow.table.js'
+import type { BlobTable, FileTable } from '../files/file.table.js'
 import type { MfaChallengeTable, RecoveryCodeTable, TotpFactorTable } from '../mfa/mfa.tables.js'
 
 export interface Database {
@@ -41,6 +42,8 @@ export interface Database {
   totp_factors: TotpFactorTable
   recovery_codes: RecoveryCodeTable
   mfa_challenges: MfaChallengeTable
+  blobs: BlobTable
+  files: FileTable
 }
 
 export type Db = Kysely<Database>

@@ -47,6 +47,7 @@ async function sendCreated (reply: FastifyReply, order: OrderType, replayed: boo
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
+  const base = app.config.publicUrl
 
   app.post('/orders', {
     onRequest: authenticate,
@@ -78,7 +79,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const productId = BigInt(request.body.productId)
     const { quantity } = request.body
     const create = async (trx: Transaction<Database>) =>
-      ({ status: 201, body: toOrder(await placeOrder(trx, dialect, user.id, productId, quantity)) })
+      ({ status: 201, body: toOrder(await placeOrder(trx, dialect, base, user.id, productId, quantity)) })
 
     if (key === undefined) {
       const created = await write(db, create)
@@ -140,7 +141,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       notFound: 'ORDER_NOT_FOUND',
       authorize: (order) => { authorizeTransition(target, requireVisible(user, order)) },
       representation: { schema: Order, of: toOrder },
-      write: async (trx, order) => await moveOrder(trx, order, target)
+      write: async (trx, order) => await moveOrder(trx, base, order, target)
     })
   })
 

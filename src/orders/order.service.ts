@@ -18,7 +18,8 @@ import type { OrderRow } from './order.table.js'
  * the units leave stock and the order is created PAID at price × quantity. Every refusal is
  * decided before anything is written.
  */
-export async function placeOrder (trx: Executor, dialect: DialectName, userId: bigint, productId: bigint, quantity: number): Promise<OrderRow> {
+/** `base`: PUBLIC_URL, for the product's representation in its event. */
+export async function placeOrder (trx: Executor, dialect: DialectName, base: string, userId: bigint, productId: bigint, quantity: number): Promise<OrderRow> {
   const product = await lockProduct(trx, dialect, productId)
   if (product === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
   if (Number(product.on_sale) !== 1) throw new ApiError('PRODUCT_NOT_ON_SALE')
@@ -30,7 +31,7 @@ export async function placeOrder (trx: Executor, dialect: DialectName, userId: b
   const order: NewOrder = { userId, productId, quantity: units, totalPrice: product.price * units, status: INITIAL_STATUS, now }
   const placed = (id: bigint): OrderRow => ({ id, user_id: userId, product_id: productId, quantity: units, total_price: order.totalPrice, status: order.status, created_at: now, updated_at: now })
   // The product's stock is part of its representation, so a mirror of the catalogue learns it.
-  const restocked = { type: 'product.updated', resourceId: productId, data: toProduct({ ...product, stock: product.stock - units, updated_at: now }) } as const
+  const restocked = { type: 'product.updated', resourceId: productId, data: toProduct({ ...product, stock: product.stock - units, updated_at: now }, base) } as const
   return await writeWithEvents(trx, insertOrder(trx, order), { type: 'order.created', audience: userId, data: (id) => toOrder(placed(id)) }, [restocked], now)
 }
 
@@ -38,7 +39,7 @@ export async function placeOrder (trx: Executor, dialect: DialectName, userId: b
  * Moves a locked order to `target` if the state machine allows it (else 409), with the move's
  * effects: a cancellation returns the units to stock in the same transaction.
  */
-export async function moveOrder (trx: Executor, order: OrderRow, target: TargetStatus): Promise<OrderRow> {
+export async function moveOrder (trx: Executor, base: string, order: OrderRow, target: TargetStatus): Promise<OrderRow> {
   const { returnsStock, refusal } = checkTransition(order, target)
   const now = nowIso()
   // Conditional on the status read under the lock, so a move can never apply twice.
@@ -47,7 +48,7 @@ export async function moveOrder (trx: Executor, order: OrderRow, target: TargetS
   await recordEvent(trx, { type: target === 'CANCELED' ? 'order.canceled' : 'order.shipped', resourceId: order.id, audience: order.user_id, data: toOrder(updated) }, now)
   if (returnsStock) {
     const product = await returnStock(trx, order.product_id, order.quantity, now)
-    await recordEvent(trx, { type: 'product.updated', resourceId: product.id, data: toProduct(product) }, now)
+    await recordEvent(trx, { type: 'product.updated', resourceId: product.id, data: toProduct(product, base) }, now)
   }
   return updated
 }

@@ -18,7 +18,7 @@ import { POST_ORDERS, readRelevanceKey, type PostListing, type PostOrderName, ty
 
 // The columns, named rather than `*`: the hot queries run as prepared statements
 // (db/statement-names.ts).
-const POST_COLUMNS = ['posts.id', 'posts.author_id', 'posts.title', 'posts.content', 'posts.views', 'posts.created_at', 'posts.updated_at'] as const
+const POST_COLUMNS = ['posts.id', 'posts.author_id', 'posts.title', 'posts.content', 'posts.views', 'posts.created_at', 'posts.updated_at', 'posts.images'] as const
 const POST_ROW_COLUMNS = POST_COLUMNS.map((column) => column.slice('posts.'.length))
 
 function selectPosts (db: Executor) {

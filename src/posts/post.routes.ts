@@ -30,13 +30,15 @@ function requireAuthor (request: FastifyRequest, post: PostWithAuthor): void {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
+  const base = app.config.publicUrl
+  const representation = (row: PostWithAuthor): ReturnType<typeof toPost> => toPost(row, base)
 
   /** PUT, PATCH and DELETE of a post: the row locked, 404, then the author only, then If-Match. */
   const guardOf = (request: FastifyRequest, id: bigint) => ({
     lock: async (executor: Executor) => await findPostForUpdate(executor, dialect, id),
     notFound: 'POST_NOT_FOUND' as const,
     authorize: (post: PostWithAuthor) => { requireAuthor(request, post) },
-    representation: { schema: Post, of: toPost }
+    representation: { schema: Post, of: representation }
   })
 
   /** PUT and PATCH: writes the members sent and answers the new representation with its tag. */
@@ -47,7 +49,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         const now = nowIso()
         // Under the row's lock nothing else changes it: the post after the update is known before it.
         const updated: PostWithAuthor = { ...current, title: changes.title ?? current.title, content: changes.content ?? current.content, updated_at: now }
-        const row = await writeWithEvents(trx, updatePost(trx, id, { ...changes, now }), { type: 'post.updated', data: (id) => toPost({ ...updated, id }) })
+        const row = await writeWithEvents(trx, updatePost(trx, id, { ...changes, now }), { type: 'post.updated', data: (id) => representation({ ...updated, id }) })
         return { ...row, author_name: current.author_name }
       }
     })
@@ -77,7 +79,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
     const limit = request.query.limit ?? DEFAULT_LIMIT
     const rows = await listPosts(db, dialect, listing, limit + 1, position)
-    return finishPage(request, reply, rows, limit, toPost, sortedCursorOf(listing.fingerprint, order.keyOf))
+    return finishPage(request, reply, rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
   })
 
   app.get('/posts/:id', {
@@ -98,7 +100,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const post = await findPost(db, BigInt(request.params.id))
     if (post === undefined) throw new ApiError('POST_NOT_FOUND')
-    return await sendTagged(request, reply, Post, toPost(post))
+    return await sendTagged(request, reply, Post, representation(post))
   })
 
   app.post('/posts', {
@@ -120,9 +122,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const { title, content } = request.body
     const now = nowIso()
     // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
-    const post = (id: bigint): PostWithAuthor => ({ id, author_id: user.id, title, content, views: 0n, created_at: now, updated_at: now, author_name: user.name })
-    const row = await writeWithEvents(db, insertPost(db, { authorId: user.id, title, content, now }), { type: 'post.created', data: (id) => toPost(post(id)) })
-    const created = toPost({ ...row, author_name: user.name })
+    const post = (id: bigint): PostWithAuthor => ({ id, author_id: user.id, title, content, views: 0n, created_at: now, updated_at: now, images: '[]', author_name: user.name })
+    const row = await writeWithEvents(db, insertPost(db, { authorId: user.id, title, content, now }), { type: 'post.created', data: (id) => representation(post(id)) })
+    const created = representation({ ...row, author_name: user.name })
     return await sendWithTag(reply.code(201).header('location', `/v1/posts/${created.id}`), Post, created)
   })
 

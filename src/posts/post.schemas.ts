@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Id, named, ref, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { Image, MAX_POST_IMAGES } from '../files/image.schemas.js'
 
 // Field rules (docs/api.md): lengths are Unicode code points; "non-blank" and
 // well-formedness come from Text(). The rules set no limit on content; this service caps it
@@ -22,7 +23,8 @@ const postExample = {
   author: { id: 42, name: 'Ada' },
   views: 0,
   createdAt: '2026-11-21T16:30:00.000Z',
-  updatedAt: '2026-11-21T16:30:00.000Z'
+  updatedAt: '2026-11-21T16:30:00.000Z',
+  images: []
 }
 
 export const Post = named('Post', Type.Object({
@@ -32,7 +34,8 @@ export const Post = named('Post', Type.Object({
   author: ref(Author),
   views: ViewCount,
   createdAt: Timestamp,
-  updatedAt: Timestamp
+  updatedAt: Timestamp,
+  images: Type.Array(ref(Image), { maxItems: MAX_POST_IMAGES, description: `Oldest first; at most ${MAX_POST_IMAGES} (POST /v1/posts/{id}/images).` })
 }, { description: 'A post.', examples: [postExample] }))
 
 export const PostList = Type.Array(ref(Post), { maxItems: 100, description: 'Posts in the order asked for: at most `limit` (1 to 100).', examples: [[postExample]] })
@@ -43,6 +46,7 @@ export const PostViews = named('PostViews', Type.Object({ views: ViewCount }, { 
 // they are accepted and ignored, never applied.
 const readOnlyMembers = {
   id: ReadOnly('The post id.'),
+  images: ReadOnly('The post\'s images (changed only through its images\' own operations).'),
   author: ReadOnly('The author; always the caller on create, never changed.'),
   views: ReadOnly('The view count.'),
   createdAt: ReadOnly('Creation time.'),

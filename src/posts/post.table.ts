@@ -10,6 +10,8 @@ export interface PostTable {
   views: ColumnType<bigint, bigint | number | string | undefined, bigint | number | string>
   created_at: Timestamp
   updated_at: Timestamp
+  /** The post's images as its representation shows them (JSON; files/image.representation.ts). */
+  images: ColumnType<string, string | undefined, string>
 }
 
 export type PostRow = Selectable<PostTable>

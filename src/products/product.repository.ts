@@ -22,7 +22,7 @@ export interface NewProduct {
 
 // Named columns, not `*`: a hot query runs as a prepared statement (db/statement-names.ts), and
 // PostgreSQL's table also holds the search document (migration 010), which no answer shows.
-const PRODUCT_COLUMNS = ['id', 'name', 'price', 'category', 'stock', 'on_sale', 'created_at', 'updated_at'] as const
+const PRODUCT_COLUMNS = ['id', 'name', 'price', 'category', 'stock', 'on_sale', 'created_at', 'updated_at', 'images'] as const
 
 export async function insertProduct (db: Executor, product: NewProduct): Promise<ProductRow> {
   return await db.insertInto('products')

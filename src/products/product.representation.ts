@@ -1,10 +1,12 @@
 import { toIso } from '../db/types.js'
+import { toImages } from '../files/image.representation.js'
 import type { Category, ProductType } from './product.schemas.js'
 import type { ProductRow } from './product.table.js'
 
 // Price and stock are bounded far below 2^53 (price by validation, stock by validation plus the
 // units returned by cancellations), so they are written as plain numbers; the id stays a BigInt.
-export function toProduct (row: ProductRow): ProductType {
+/** `base`: PUBLIC_URL, which the images' addresses start with. */
+export function toProduct (row: ProductRow, base: string): ProductType {
   return {
     id: row.id,
     name: row.name,
@@ -13,6 +15,7 @@ export function toProduct (row: ProductRow): ProductType {
     stock: Number(row.stock),
     onSale: Number(row.on_sale) === 1,
     createdAt: toIso(row.created_at),
-    updatedAt: toIso(row.updated_at)
+    updatedAt: toIso(row.updated_at),
+    images: toImages(row.images, base)
   }
 }

@@ -16,11 +16,14 @@ import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules } f
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
 import { toProduct } from './product.representation.js'
-import { Product, ProductCreateBody, ProductPatchBody, WRITABLE_MEMBERS } from './product.schemas.js'
+import { Product, ProductCreateBody, ProductPatchBody, WRITABLE_MEMBERS, type ProductType } from './product.schemas.js'
+import type { ProductRow } from './product.table.js'
 
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
+  const base = app.config.publicUrl
+  const representation = (row: ProductRow): ProductType => toProduct(row, base)
 
   app.post('/products', {
     onRequest: authenticate,
@@ -37,7 +40,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     requireAdmin(request)
     const { name, price, category, stock = 0, onSale = true } = request.body
     const product = await write(db, async (trx) => {
-      const created = toProduct(await insertProduct(trx, { name, price, category, stock, onSale, now: nowIso() }))
+      const created = representation(await insertProduct(trx, { name, price, category, stock, onSale, now: nowIso() }))
       await recordEvent(trx, { type: 'product.created', resourceId: created.id, data: created })
       return created
     })
@@ -68,7 +71,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
     const limit = request.query.limit ?? DEFAULT_LIMIT
     const rows = await listProducts(db, dialect, listing, limit + 1, position)
-    return finishPage(request, reply, rows, limit, toProduct, sortedCursorOf(listing.fingerprint, order.keyOf))
+    return finishPage(request, reply, rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
   })
 
   app.get('/products/:id', {
@@ -85,7 +88,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const row = await findProductById(db, BigInt(request.params.id))
     if (row === undefined) throw new ApiError('PRODUCT_NOT_FOUND')
-    return await sendTagged(request, reply, Product, toProduct(row))
+    return await sendTagged(request, reply, Product, representation(row))
   })
 
   app.patch('/products/:id', {
@@ -110,10 +113,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       lock: async (executor) => await lockProduct(executor, dialect, id),
       notFound: 'PRODUCT_NOT_FOUND',
       authorize: () => { requireAdmin(request) },
-      representation: { schema: Product, of: toProduct },
+      representation: { schema: Product, of: representation },
       write: async (trx) => {
         const product = await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso())
-        await recordEvent(trx, { type: 'product.updated', resourceId: id, data: toProduct(product) })
+        await recordEvent(trx, { type: 'product.updated', resourceId: id, data: representation(product) })
         return product
       }
     })

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, named, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { Id, named, ReadOnly, ref, Text, Timestamp } from '../http/schemas.js'
+import { Image, MAX_PRODUCT_IMAGES } from '../files/image.schemas.js'
 
 // Products. The field rules are written once here and shared by
 // POST (create) and PATCH (change some members).
@@ -19,6 +20,7 @@ export const OnSale = Type.Boolean({ description: 'Whether the product can be or
 
 const readOnlyMembers = {
   id: ReadOnly('The product id.'),
+  images: ReadOnly('The product\'s images (changed only through its images\' own operations).'),
   createdAt: ReadOnly('Creation time.'),
   updatedAt: ReadOnly('Time of the last change.')
 }
@@ -63,10 +65,11 @@ export const ProductProperties = {
   stock: Type.Integer({ minimum: 0 }),
   onSale: Type.Boolean(),
   createdAt: Timestamp,
-  updatedAt: Timestamp
+  updatedAt: Timestamp,
+  images: Type.Array(ref(Image), { maxItems: MAX_PRODUCT_IMAGES, description: `Oldest first; at most ${MAX_PRODUCT_IMAGES} (POST /v1/products/{id}/images).` })
 }
 export const Product = named('Product', Type.Object(ProductProperties, {
   description: 'A product.',
-  examples: [{ id: 3, name: 'Paper notebook', price: 1500, category: 'BOOK', stock: 10, onSale: true, createdAt: '2026-11-21T16:30:00.000Z', updatedAt: '2026-11-21T16:30:00.000Z' }]
+  examples: [{ id: 3, name: 'Paper notebook', price: 1500, category: 'BOOK', stock: 10, onSale: true, createdAt: '2026-11-21T16:30:00.000Z', updatedAt: '2026-11-21T16:30:00.000Z', images: [] }]
 }))
 export type ProductType = Static<typeof Product>

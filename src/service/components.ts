@@ -1,3 +1,4 @@
+import { Image } from '../files/image.schemas.js'
 import { FieldErrorSchema, Problem, ValidationProblem } from '../http/schemas.js'
 import { Order, OrderCreateBody, OrderPatchBody } from '../orders/order.schemas.js'
 import { Author, Post, PostCreateBody, PostPatchBody, PostReplaceBody, PostViews } from '../posts/post.schemas.js'
@@ -18,7 +19,7 @@ import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEnd
  * request validator and the OpenAPI document (components.schemas) all resolve the same names.
  */
 export const componentSchemas = [
-  FieldErrorSchema, Problem, ValidationProblem,
+  FieldErrorSchema, Problem, ValidationProblem, Image,
   UserPublic, UserPrivate, UserAccount, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
   MailRequestBody, EmailVerificationBody, PasswordResetBody,
   PasswordLoginBody, ProviderLoginBody, ChallengeLoginBody, LoginBody,

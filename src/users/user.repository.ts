@@ -56,7 +56,7 @@ export async function emailTakenByOther (db: Executor, email: string, id: bigint
 
 // Named columns, not `*`: the lock runs as a prepared statement (db/statement-names.ts).
 const userForUpdate = precompiledLock((db: Executor, id: bigint) =>
-  db.selectFrom('users').select(['id', 'email', 'name', 'password_hash', 'role', 'email_verified', 'pending_email', 'created_at', 'updated_at']).where('id', '=', id))
+  db.selectFrom('users').select(['id', 'email', 'name', 'password_hash', 'role', 'email_verified', 'pending_email', 'created_at', 'updated_at', 'avatar']).where('id', '=', id))
 
 /** The user row, locked until the end of the transaction (for a read-check-write sequence). */
 export async function lockUser (trx: Executor, dialect: DialectName, id: bigint): Promise<UserRow | undefined> {

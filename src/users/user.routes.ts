@@ -9,6 +9,7 @@ import { credentialsRevoked } from '../auth/revocations.js'
 import { nowIso, toIso } from '../db/types.js'
 import { recordEvent } from '../events/event.repository.js'
 import { authenticate, requireSelf } from '../auth/authentication.js'
+import { toAvatar } from '../files/image.representation.js'
 import { ApiError } from '../http/errors.js'
 import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
@@ -204,7 +205,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const id = BigInt(request.params.id)
     const user = await findUserById(db, id)
     if (user === undefined) throw new ApiError('USER_NOT_FOUND')
-    const profile = { id: user.id, name: user.name, postCount: await countPostsByAuthor(db, id), createdAt: toIso(user.created_at) }
+    const profile = { id: user.id, name: user.name, postCount: await countPostsByAuthor(db, id), createdAt: toIso(user.created_at), avatar: toAvatar(user.avatar, app.config.publicUrl) }
     return await sendTagged(request, reply, Profile, profile)
   })
 

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { Id, named, ReadOnly, Text, Timestamp } from '../http/schemas.js'
+import { Image } from '../files/image.schemas.js'
+import { Id, named, ReadOnly, ref, Text, Timestamp } from '../http/schemas.js'
 import { OfferedPassword } from '../sessions/session.schemas.js'
 
 export const Email = Text({ format: 'email', maxLength: 254, description: 'An e-mail address (WHATWG "valid e-mail address"), unique case-insensitively.', examples: ['ada@example.com'] })
@@ -45,5 +46,6 @@ export const Profile = named('Profile', Type.Object({
   id: Id,
   name: Type.String(),
   postCount: Type.Integer({ minimum: 0, description: 'How many posts the user has written.' }),
-  createdAt: Timestamp
-}, { description: 'A user\'s public profile.', examples: [{ id: 42, name: 'Ada', postCount: 3, createdAt: '2026-11-21T16:30:00.000Z' }] }))
+  createdAt: Timestamp,
+  avatar: Type.Union([ref(Image), Type.Null()], { description: 'The user\'s picture (PUT /v1/users/{id}/avatar), or null.' })
+}, { description: 'A user\'s public profile.', examples: [{ id: 42, name: 'Ada', postCount: 3, createdAt: '2026-11-21T16:30:00.000Z', avatar: null }] }))

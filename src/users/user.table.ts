@@ -15,6 +15,8 @@ export interface UserTable {
   pending_email: ColumnType<string | null, string | null | undefined, string | null>
   created_at: Timestamp
   updated_at: Timestamp
+  /** The avatar as the profile shows it (JSON; files/image.representation.ts), or null. */
+  avatar: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export type UserRow = Selectable<UserTable>

@@ -14,7 +14,7 @@ export interface PostBody {
   updatedAt: string
 }
 
-export const POST_KEYS = ['author', 'content', 'createdAt', 'id', 'title', 'updatedAt', 'views']
+export const POST_KEYS = ['author', 'content', 'createdAt', 'id', 'images', 'title', 'updatedAt', 'views']
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 /** Creates a post through the API as `user` and returns its representation. */

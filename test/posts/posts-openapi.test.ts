@@ -58,10 +58,10 @@ describe('posts in the OpenAPI document', () => {
     assert.deepEqual(names, ['authorId', 'createdAfter', 'createdBefore', 'cursor', 'limit', 'q', 'sort'])
   })
 
-  test('the post representation has exactly its seven members', () => {
+  test('the post representation has exactly its eight members', () => {
     assert.deepEqual(op('/v1/posts/{id}', 'get').responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Post' })
     const schema = spec.components.schemas.Post
-    assert.deepEqual(Object.keys(schema.properties).sort(), ['author', 'content', 'createdAt', 'id', 'title', 'updatedAt', 'views'])
+    assert.deepEqual(Object.keys(schema.properties).sort(), ['author', 'content', 'createdAt', 'id', 'images', 'title', 'updatedAt', 'views'])
     assert.deepEqual(schema.properties.author, { $ref: '#/components/schemas/Author' })
     assert.deepEqual(Object.keys(spec.components.schemas.Author.properties).sort(), ['id', 'name'])
   })

@@ -19,7 +19,7 @@ describe('POST /v1/products', () => {
     assert.deepEqual(Object.keys(product).sort(), PRODUCT_KEYS)
     assert.equal(typeof product.id, 'number')
     assert.deepEqual({ ...product, id: 0, createdAt: '', updatedAt: '' },
-      { id: 0, name: 'Trail shoes', price: 8999, category: 'SPORTS', stock: 3, onSale: false, createdAt: '', updatedAt: '' })
+      { id: 0, name: 'Trail shoes', price: 8999, category: 'SPORTS', stock: 3, onSale: false, createdAt: '', updatedAt: '', images: [] })
     assert.match(product.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
     assert.equal(product.updatedAt, product.createdAt)
     assert.equal(res.headers.location, `/v1/products/${product.id}`)

@@ -26,7 +26,7 @@ export interface OrderJson {
   updatedAt: string
 }
 
-export const PRODUCT_KEYS = ['category', 'createdAt', 'id', 'name', 'onSale', 'price', 'stock', 'updatedAt']
+export const PRODUCT_KEYS = ['category', 'createdAt', 'id', 'images', 'name', 'onSale', 'price', 'stock', 'updatedAt']
 export const ORDER_KEYS = ['createdAt', 'id', 'productId', 'quantity', 'status', 'totalPrice', 'updatedAt', 'userId']
 
 export function validProduct (fields: Record<string, unknown> = {}): Record<string, unknown> {

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import { assertError, buildTestApp, createUser } from '../helper.js'
 import { write } from '../../src/db/write.js'
 
-// GET /v1/users/{id}/profile: public {id, name, postCount, createdAt}. Post counting with real
+// GET /v1/users/{id}/profile: public {id, name, postCount, createdAt, avatar}. Post counting with real
 // posts is tested with the posts.
 
 const { app, close } = await buildTestApp()
@@ -13,14 +13,15 @@ after(close)
 const profile = (id: number | string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: `/v1/users/${id}/profile`, headers })
 
 describe('GET /v1/users/{id}/profile', () => {
-  test('200 with exactly {id, name, postCount, createdAt}; postCount 0 for a new user', async () => {
+  test('200 with exactly {id, name, postCount, createdAt, avatar}; postCount 0 and no avatar for a new user', async () => {
     const before = Date.now()
     const user = await createUser(app, { name: 'Profiled' })
     const afterwards = Date.now()
     const res = await profile(user.id)
     assert.equal(res.statusCode, 200)
     const body = res.json()
-    assert.deepEqual(Object.keys(body).sort(), ['createdAt', 'id', 'name', 'postCount'])
+    assert.deepEqual(Object.keys(body).sort(), ['avatar', 'createdAt', 'id', 'name', 'postCount'])
+    assert.equal(body.avatar, null)
     assert.equal(body.id, user.id)
     assert.equal(body.name, 'Profiled')
     assert.equal(body.postCount, 0)
