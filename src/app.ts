@@ -43,6 +43,11 @@ import { identityProviders } from './oidc/identity-providers.plugin.js'
 import { oidcRoutes } from './oidc/oidc.routes.js'
 import { secretBox } from './mfa/secret-box.plugin.js'
 import { mfaRoutes } from './mfa/mfa.routes.js'
+import { files } from './files/files.plugin.js'
+import { fileRoutes } from './files/file.routes.js'
+import { productImageRoutes } from './products/product-image.routes.js'
+import { postImageRoutes } from './posts/post-image.routes.js'
+import { avatarRoutes } from './users/avatar.routes.js'
 
 export interface AppOptions {
   config: Config
@@ -118,7 +123,8 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(serviceRoutes)
   await app.register(identityProviders)
   await app.register(secretBox)
-  for (const routes of [userRoutes, accountRoutes, signInRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes, mfaRoutes]) {
+  await app.register(files)
+  for (const routes of [userRoutes, accountRoutes, signInRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes, mfaRoutes, fileRoutes, productImageRoutes, postImageRoutes, avatarRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
   await app.register(accountPages)

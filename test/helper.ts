@@ -1,6 +1,7 @@
 import type { TestContext } from 'node:test'
 import { Agent, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
 import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
@@ -66,7 +67,9 @@ export interface TestApp {
 export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean, database?: ScratchDatabase } = {}): Promise<TestApp> {
   // A database of its own, or (a restart) the one another app of the test used: then dropping it is the test's.
   const { url: databaseUrl, drop } = options.database === undefined ? await freshMigratedDatabase() : { url: options.database.url, drop: async () => {} }
-  const config = loadConfig({ ...QUIET_LIMITS, ...env, DATABASE_URL: databaseUrl })
+  // Files in a folder of the app's own (the sweep of one app must not see another's bytes).
+  const storage = env.STORAGE_URL === undefined ? await mkdtemp(join(tmpdir(), 'resource-api-test-files-')) : undefined
+  const config = loadConfig({ ...QUIET_LIMITS, ...(storage === undefined ? {} : { STORAGE_URL: `file:${storage}` }), ...env, DATABASE_URL: databaseUrl })
   const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements })
   await migrateToLatest(database.db, database.dialect)
   const app = await buildApp({ config, database, logger: false })
@@ -87,6 +90,7 @@ export async function buildTestApp (env: Record<string, string> = {}, options: {
     close: async () => {
       await app.close()
       await drop()
+      if (storage !== undefined) await rm(storage, { recursive: true, force: true })
       conformance.check()
     }
   }

@@ -26,6 +26,11 @@ export class WorkSlots {
     return { running: this.#running, waiting: this.#waiting.length }
   }
 
+  /** Whether a job would be refused now: every slot taken and the line full. */
+  get full (): boolean {
+    return this.#running >= this.#slots && this.#waiting.length >= this.#line
+  }
+
   /** Runs the job in a slot; throws SlotsFull, without running it, when none is free and the line is full. */
   async run<T> (job: () => Promise<T>): Promise<T> {
     if (this.#running < this.#slots) this.#running += 1

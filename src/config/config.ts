@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { isIP } from 'node:net'
 import { backupConfig, BackupConfigError, type BackupConfig } from '../backups/backup.config.js'
 import { WHATWG_EMAIL } from '../http/email.js'
@@ -56,7 +57,19 @@ export interface Config {
   mail: MailConfig
   /** Identity providers people may sign in with (OIDC_PROVIDERS); none by default. */
   oidc: OidcConfig
+  files: FilesConfig
 }
+
+export interface FilesConfig {
+  /** Where uploaded files' bytes live (STORAGE_URL). */
+  storage: StorageTarget
+  /** The largest upload taken (FILE_MAX_BYTES). */
+  maxBytes: number
+}
+
+export type StorageTarget =
+  | { kind: 'folder', /** Absolute. */ dir: string, /** As given, for the status and the logs. */ url: string }
+  | { kind: 's3', bucket: string, /** Without leading or trailing slash; empty for the bucket's root. */ prefix: string, url: string, /** The AWS_* variables the client reads. */ aws: Record<string, string | undefined> }
 
 export interface MailConfig {
   /** smtp:// or smtps:// with credentials; undefined: each mail is written as a .eml file in `dir`. */
@@ -183,6 +196,30 @@ export class ConfigError extends Error {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 type Env = Record<string, string | undefined>
+
+const AWS_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL']
+
+/** STORAGE_URL: `file:DIR` (relative to the working folder, or `file:///abs/dir`), or `s3://BUCKET/PREFIX` (credentials from the AWS_* variables). */
+function storage (env: Env): StorageTarget {
+  const raw = env.STORAGE_URL === undefined || env.STORAGE_URL === '' ? 'file:data/files' : env.STORAGE_URL
+  if (raw.startsWith('file:')) {
+    let dir = raw.slice('file:'.length)
+    if (dir.startsWith('//')) {
+      if (!dir.startsWith('///')) throw new ConfigError('STORAGE_URL', `"${raw}" names a host; use file:DIR or file:///absolute/dir`)
+      dir = decodeURIComponent(dir.slice(2))
+    }
+    if (dir === '') throw new ConfigError('STORAGE_URL', 'file: needs a folder, like file:data/files or file:///var/lib/api/files')
+    return { kind: 'folder', dir: resolve(dir), url: raw }
+  }
+  if (raw.startsWith('s3://')) {
+    if (/[@?#]/.test(raw)) throw new ConfigError('STORAGE_URL', 'an s3:// URL is s3://BUCKET/PREFIX alone: credentials go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, the region in AWS_REGION, an S3-compatible endpoint in AWS_ENDPOINT_URL_S3')
+    const [bucket = '', ...rest] = raw.slice('s3://'.length).split('/')
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('STORAGE_URL', `"${bucket}" is not an S3 bucket name`)
+    const prefix = rest.filter((part) => part !== '').join('/')
+    return { kind: 's3', bucket, prefix, url: `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}`, aws: Object.fromEntries(AWS_VARIABLES.map((name) => [name, env[name]])) }
+  }
+  throw new ConfigError('STORAGE_URL', `must be file:DIR or s3://BUCKET/PREFIX, got "${raw.replace(/\/\/[^/]*@/, '//***@')}"`)
+}
 
 function integer (env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name]
@@ -321,6 +358,10 @@ export function loadConfig (env: Env = process.env): Config {
     oidc: {
       providers: oidcProviders(env),
       timeoutSeconds: integer(env, 'OIDC_TIMEOUT_SECONDS', 10, 1, 120)
+    },
+    files: {
+      storage: storage(env),
+      maxBytes: integer(env, 'FILE_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024)
     }
   }
 }

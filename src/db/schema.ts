@@ -14,7 +14,7 @@ import type { LimitHitTable } from '../limits/limit-hit.table.js'
 import type { MailOutboxTable } from '../mail/mail.table.js'
 import type { IdentityTable } from '../oidc/identity.table.js'
 import type { OidcFlowTable } from '../oidc/oidc-flow.table.js'
-import type { BlobTable, FileTable } from '../files/file.table.js'
+import type { BlobTable, FileTable, LeaseTable } from '../files/file.table.js'
 import type { MfaChallengeTable, RecoveryCodeTable, TotpFactorTable } from '../mfa/mfa.tables.js'
 
 export interface Database {
@@ -44,6 +44,7 @@ export interface Database {
   mfa_challenges: MfaChallengeTable
   blobs: BlobTable
   files: FileTable
+  leases: LeaseTable
 }
 
 export type Db = Kysely<Database>

@@ -24,3 +24,9 @@ export interface FileTable {
 }
 
 export type FileRow = Selectable<FileTable>
+
+export interface LeaseTable {
+  name: string
+  holder: string
+  until: Timestamp
+}

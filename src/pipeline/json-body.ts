@@ -26,7 +26,7 @@ const MERGE_PATCH = 'application/merge-patch+json'
  * Content-Encoding is supported, RFC 9110 15.5.16), and JSON merge patch, a PATCH format,
  * elsewhere. `takesBody`: the route's schema has a body.
  */
-export function checkBodyHeaders (request: FastifyRequest, takesBody: boolean): void {
+export function checkBodyHeaders (request: FastifyRequest, takesBody: boolean, upload = false): void {
   // An operation that takes no body (every GET, HEAD and DELETE) ignores one sent with it
   // rather than judging it: its answers stay the ones it documents. Only the JS view of the
   // headers changes (the HTTP parser has already framed the request), so the body is never
@@ -42,6 +42,8 @@ export function checkBodyHeaders (request: FastifyRequest, takesBody: boolean): 
   if (encoding !== 'identity' && hasBody) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'Compressed request bodies (Content-Encoding) are not supported.' })
   }
+  // A file's type is judged by its bytes (files/uploads.ts).
+  if (upload) return
   const contentType = (request.headers['content-type'] ?? '').toLowerCase()
   // JSON is UTF-8 (RFC 8259 section 8.1); a body declared in another charset is refused, not misread.
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/.exec(contentType)?.[1]

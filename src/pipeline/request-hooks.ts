@@ -50,7 +50,8 @@ export const requestHooks = fp<RequestHooksOptions>(async (app, { trustProxy }) 
       unrouted(request, reply)
       return
     }
-    checkBodyHeaders(request, planOf(request).takesBody)
+    const plan = planOf(request)
+    checkBodyHeaders(request, plan.takesBody, plan.upload)
     done(null, payload)
   })
 

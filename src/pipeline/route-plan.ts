@@ -20,8 +20,10 @@ export interface RoutePlan {
   readonly access: string | undefined
   /** The route also opens event streams with a stream ticket (`?ticket=`) in place of the Authorization header. */
   readonly streamTickets: boolean
-  /** The route reads a request body (its schema has one). */
+  /** The route reads a request body (its schema has one, or it takes a file). */
   readonly takesBody: boolean
+  /** The route's body is a file (files/uploads.ts), not JSON. */
+  readonly upload: boolean
   /** Every answer of the route says `Cache-Control: no-store` (a session's: the log-in's carries the token). */
   readonly noStore: boolean
 }
@@ -38,9 +40,10 @@ declare module 'fastify' {
 }
 
 /** The plan of a request that no route matched (404, 405): counted, public, no body read. */
-export const UNROUTED: RoutePlan = Object.freeze({ route: undefined, exempt: false, access: undefined, streamTickets: false, takesBody: false, noStore: false })
+export const UNROUTED: RoutePlan = Object.freeze({ route: undefined, exempt: false, access: undefined, streamTickets: false, takesBody: false, upload: false, noStore: false })
 
-const EXEMPT_ROUTES = new Set(['/health/live', '/health/ready', '/openapi.json'])
+// File reads too: a page shows many images at once.
+const EXEMPT_ROUTES = new Set(['/health/live', '/health/ready', '/openapi.json', '/v1/files/:fileId', '/v1/files/:fileId/:variant'])
 
 const unplanned = new WeakMap<object, RoutePlan>()
 
@@ -62,7 +65,7 @@ export interface RoutePlanOptions {
 /** The plan of a route being added; throws for an operation of the document that declares no `security`. */
 export function planRoute (route: Pick<RouteOptions, 'url' | 'method' | 'schema' | 'config'>, accessOf: RoutePlanOptions['accessOf']): RoutePlan {
   const schema = route.schema as { security?: unknown, body?: unknown, hide?: boolean } | undefined
-  const config = (route.config ?? {}) as { streamTickets?: boolean }
+  const config = (route.config ?? {}) as { streamTickets?: boolean, upload?: boolean }
   // Every operation the document shows says who may call it; one that says nothing would be
   // public by accident.
   if (schema !== undefined && schema.hide !== true && schema.security === undefined) {
@@ -74,7 +77,8 @@ export function planRoute (route: Pick<RouteOptions, 'url' | 'method' | 'schema'
     exempt: EXEMPT_ROUTES.has(url) || url === '/docs' || url.startsWith('/docs/'),
     access: schema === undefined ? undefined : accessOf(schema.security),
     streamTickets: config.streamTickets === true,
-    takesBody: schema?.body !== undefined,
+    takesBody: schema?.body !== undefined || config.upload === true,
+    upload: config.upload === true,
     noStore: url.startsWith('/v1/sessions')
   })
 }

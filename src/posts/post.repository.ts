@@ -200,3 +200,8 @@ const countViewQuery = precompiled((db: Executor, id: bigint) =>
 export async function countView (db: Db, id: bigint): Promise<bigint | undefined> {
   return (await writeStatement(db, countViewQuery(db, id))).rows[0]?.views
 }
+
+/** Writes the post's images (their JSON, files/image.representation.ts). */
+export async function setPostImages (db: Executor, id: bigint, images: string, now: string): Promise<void> {
+  await db.updateTable('posts').set({ images, updated_at: now }).where('id', '=', id).execute()
+}

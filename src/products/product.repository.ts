@@ -155,3 +155,8 @@ export async function returnStock (db: Executor, id: bigint, quantity: bigint, n
     .returning(PRODUCT_COLUMNS)
     .executeTakeFirstOrThrow()
 }
+
+/** Writes the product's images (their JSON, files/image.representation.ts); the product as it now is. */
+export async function setProductImages (db: Executor, id: bigint, images: string, now: string): Promise<ProductRow> {
+  return await db.updateTable('products').set({ images, updated_at: now }).where('id', '=', id).returning(PRODUCT_COLUMNS).executeTakeFirstOrThrow()
+}

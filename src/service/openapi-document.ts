@@ -1,6 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger'
 import { eventSchemaName } from '../events/event.schemas.js'
 import { EVENT_TYPES, PING_TYPE } from '../events/event.types.js'
+import { UPLOAD_OPERATIONS, UPLOAD_REQUEST_BODY } from '../files/uploads.js'
 import { VERSION } from '../version.js'
 
 // The options of the OpenAPI document (@fastify/swagger) and the last touches it gets once
@@ -113,6 +114,15 @@ function shareIdSchema (doc: Json): void {
   if (shared !== undefined) doc.components.schemas.IdText = { ...shared, description: 'An id as text: a decimal integer from 1 to 9223372036854775807, without sign, leading zeros or spaces.' }
 }
 
+/** The operations that take a file get its request body (files/uploads.ts): their route schema has none, since the body is a stream. */
+function uploadBodies (doc: Json): void {
+  for (const path of Object.values<Json>(doc.paths)) {
+    for (const operation of Object.values<Json>(path)) {
+      if (UPLOAD_OPERATIONS.has(operation.operationId)) operation.requestBody = UPLOAD_REQUEST_BODY
+    }
+  }
+}
+
 /** Each request body that references a named schema shows that schema's first example. */
 function requestExamples (doc: Json): void {
   const schemas: Json = doc.components.schemas ?? {}
@@ -189,6 +199,7 @@ export const swaggerOptions: SwaggerOptions = {
     shareErrorResponses(doc)
     shareIdSchema(doc)
     requestExamples(doc)
+    uploadBodies(doc)
     webhooks(doc)
     return doc
   }

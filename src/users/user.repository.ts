@@ -91,3 +91,8 @@ export async function postIdsOfAuthor (db: Executor, authorId: bigint): Promise<
   const rows = await db.selectFrom('posts').select('id').where('author_id', '=', authorId).orderBy('id').execute()
   return rows.map((row) => row.id)
 }
+
+/** Writes the user's avatar (its JSON, files/image.representation.ts, or null); the user as they now are. */
+export async function setAvatar (db: Executor, id: bigint, avatar: string | null, now: string): Promise<UserRow> {
+  return await db.updateTable('users').set({ avatar, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}

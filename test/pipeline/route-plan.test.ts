@@ -20,17 +20,19 @@ describe('a route\'s plan', () => {
 
   test('from its body, pattern and config', () => {
     const create = plan({ method: 'POST', url: '/v1/posts', schema: { security: requires('posts:write'), body: Type.Object({}) } })
-    assert.deepEqual({ ...create }, { route: '/v1/posts', exempt: false, access: 'posts:write', streamTickets: false, takesBody: true, noStore: false })
+    assert.deepEqual({ ...create }, { route: '/v1/posts', exempt: false, access: 'posts:write', streamTickets: false, takesBody: true, upload: false, noStore: false })
     const read = plan({ method: 'GET', url: '/v1/posts/:id', schema: { security: [] } })
     assert.equal(read.takesBody, false)
     assert.equal(plan({ method: 'POST', url: '/v1/sessions', schema: { security: [], body: Type.Object({}) } }).noStore, true)
     assert.equal(plan({ method: 'GET', url: '/v1/events', schema: { security: requires('events:read') }, config: { streamTickets: true } }).streamTickets, true)
-    for (const url of ['/health/live', '/health/ready', '/openapi.json', '/docs', '/docs/static/index.html']) {
+    const upload = plan({ method: 'PUT', url: '/v1/users/:id/avatar', schema: { security: requires('session') }, config: { upload: true } })
+    assert.deepEqual([upload.takesBody, upload.upload], [true, true])
+    for (const url of ['/health/live', '/health/ready', '/openapi.json', '/docs', '/docs/static/index.html', '/v1/files/:fileId', '/v1/files/:fileId/:variant']) {
       assert.equal(plan({ method: 'GET', url, schema: { security: [] } }).exempt, true, url)
     }
     assert.equal(plan({ method: 'GET', url: '/v1/healthy', schema: { security: [] } }).exempt, false)
     // A route without a schema (a static file of the reference) is public and reads no body.
-    assert.deepEqual({ ...plan({ method: 'GET', url: '/docs/*' }) }, { route: '/docs/*', exempt: true, access: undefined, streamTickets: false, takesBody: false, noStore: false })
+    assert.deepEqual({ ...plan({ method: 'GET', url: '/docs/*' }) }, { route: '/docs/*', exempt: true, access: undefined, streamTickets: false, takesBody: false, upload: false, noStore: false })
   })
 
   test('an operation that declares no security fails at start-up; a hidden route need not', async () => {

@@ -38,6 +38,12 @@ export function files (dialect: DialectName): Migration {
       await db.schema.createIndex('files_product_id_idx').on('files').columns(['product_id', 'id']).where(sql.ref('product_id'), 'is not', null).execute()
       await db.schema.createIndex('files_post_id_idx').on('files').columns(['post_id', 'id']).where(sql.ref('post_id'), 'is not', null).execute()
       await db.schema.createIndex('files_blob_key_idx').on('files').column('blob_key').execute()
+      // Work one instance does at a time (the sweep of blobs): who holds it, until when.
+      await db.schema.createTable('leases')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('holder', 'text', (c) => c.notNull())
+        .addColumn('until', ts, (c) => c.notNull())
+        .execute()
       await db.schema.alterTable('products').addColumn('images', 'text', (c) => c.notNull().defaultTo('[]')).execute()
       await db.schema.alterTable('posts').addColumn('images', 'text', (c) => c.notNull().defaultTo('[]')).execute()
       await db.schema.alterTable('users').addColumn('avatar', 'text').execute()
@@ -46,6 +52,7 @@ export function files (dialect: DialectName): Migration {
       await db.schema.alterTable('users').dropColumn('avatar').execute()
       await db.schema.alterTable('posts').dropColumn('images').execute()
       await db.schema.alterTable('products').dropColumn('images').execute()
+      await db.schema.dropTable('leases').execute()
       await db.schema.dropTable('files').execute()
       await db.schema.dropTable('blobs').execute()
     }

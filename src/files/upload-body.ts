@@ -1,0 +1,108 @@
+import { createWriteStream } from 'node:fs'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import busboy from 'busboy'
+import type { FastifyRequest } from 'fastify'
+import { ApiError, validationError } from '../http/errors.js'
+
+// An upload's body, written to a file as it arrives: JavaScript holds one piece of it at a time
+// (the socket's chunks, 64 KiB at most), whatever its size. Two forms are taken (docs/files.md):
+// the file itself as the body, or `multipart/form-data` with one part named `file` (a plain HTML
+// form). The size is checked twice: a Content-Length above the limit is refused before a byte is
+// read (upload.plugin.ts, with the headers), and a body that grows past it is cut off there.
+// What is read is never more than the limit and one piece.
+
+/** The media types an upload may declare; the type itself is decided by the bytes (image-type.ts). */
+export const UPLOAD_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/gif', 'multipart/form-data', 'application/octet-stream'] as const
+
+/** What a form may hold besides its file's bytes. */
+const FORM_OVERHEAD = 16 * 1024
+
+export class UploadTooLarge extends ApiError {
+  constructor (maxBytes: number) {
+    super('PAYLOAD_TOO_LARGE', { message: `A file may have at most ${maxBytes} bytes (FILE_MAX_BYTES).` })
+  }
+}
+
+/** The declared media type, without its parameters, in lower case. */
+export function declaredType (request: FastifyRequest): string {
+  return (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase()
+}
+
+/** Copies `source` to the file at `path`, refusing it once it passes `maxBytes`. */
+async function copyBounded (source: Readable, path: string, maxBytes: number): Promise<number> {
+  let size = 0
+  await pipeline(source, async function * (chunks: AsyncIterable<Buffer>) {
+    for await (const chunk of chunks) {
+      size += chunk.length
+      if (size > maxBytes) throw new UploadTooLarge(maxBytes)
+      yield chunk
+    }
+  }, createWriteStream(path, { flags: 'wx', mode: 0o600 }))
+  return size
+}
+
+export interface ReceivedUpload {
+  /** The bytes' size. */
+  size: number
+  /** What the client declared (the body's Content-Type, or the part's): `application/octet-stream` and none say nothing. */
+  declared: string | undefined
+}
+
+/**
+ * Writes the upload in the request's body to `path`. A multipart body must hold exactly one part,
+ * a file named `file`; anything else in it is a 400 on `file`, read no further.
+ */
+export async function receiveUpload (request: FastifyRequest, body: Readable, path: string, maxBytes: number): Promise<ReceivedUpload> {
+  const type = declaredType(request)
+  if (type !== 'multipart/form-data') {
+    const size = await copyBounded(body, path, maxBytes)
+    return { size, declared: type === 'application/octet-stream' ? undefined : type }
+  }
+  return await new Promise<ReceivedUpload>((resolve, reject) => {
+    let parser: busboy.Busboy
+    try {
+      // Limits of busboy's own: one part, no fields; the file's size is ours (copyBounded).
+      parser = busboy({ headers: request.headers as busboy.BusboyConfig['headers'], limits: { files: 1, fields: 0, parts: 1, fieldNameSize: 100, headerPairs: 20 } })
+    } catch {
+      reject(validationError([{ field: 'file', message: 'is not a multipart/form-data body with a boundary' }]))
+      return
+    }
+    let received: Promise<ReceivedUpload> | undefined
+    const wrong = (message: string): void => {
+      body.unpipe(parser)
+      reject(validationError([{ field: 'file', message }]))
+    }
+    parser.on('file', (name, stream, info) => {
+      if (name !== 'file') {
+        stream.resume()
+        wrong(`must be the form's one part, named "file" (got "${name}")`)
+        return
+      }
+      const declared = info.mimeType.toLowerCase()
+      received = copyBounded(stream, path, maxBytes).then((size) => ({ size, declared: declared === 'application/octet-stream' ? undefined : declared }))
+      // Busboy pauses at the file's end until it is read: the copy reads it, and on an error the rest is left unread.
+      received.catch((error: unknown) => { body.unpipe(parser); reject(error) })
+    })
+    parser.on('field', (name) => { wrong(`must be the form's one part, a file (got the field "${name}")`) })
+    parser.on('fieldsLimit', () => { wrong('must be the form\'s one part, a file (a field was sent)') })
+    parser.on('filesLimit', () => { wrong('must be the form\'s one part: one file') })
+    parser.on('partsLimit', () => { wrong('must be the form\'s one part') })
+    parser.on('error', () => { wrong('is not a well-formed multipart/form-data body') })
+    parser.on('close', () => {
+      if (received === undefined) wrong('is required: a part named "file" holding the image')
+      else received.then(resolve, reject)
+    })
+    // The form around the file (boundaries, part headers, a preamble) is bounded too.
+    let read = 0
+    body.on('data', (chunk: Buffer) => {
+      read += chunk.length
+      if (read > maxBytes + FORM_OVERHEAD) {
+        body.unpipe(parser)
+        reject(new UploadTooLarge(maxBytes))
+      }
+    })
+    body.on('error', reject)
+    body.pipe(parser)
+  })
+}
