@@ -1,6 +1,6 @@
+import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import type { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import busboy from 'busboy'
 import type { FastifyRequest } from 'fastify'
 import { ApiError, validationError } from '../http/errors.js'
@@ -29,17 +29,30 @@ export function declaredType (request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase()
 }
 
-/** Copies `source` to the file at `path`, refusing it once it passes `maxBytes`. */
+/**
+ * Copies `source` to the file at `path`, refusing it once it passes `maxBytes`. The source is
+ * left as it is on a refusal, never destroyed: it may be the request itself, whose connection
+ * must still carry the answer (pipeline() would destroy it, and the socket with it).
+ */
 async function copyBounded (source: Readable, path: string, maxBytes: number): Promise<number> {
+  const file = createWriteStream(path, { flags: 'wx', mode: 0o600 })
+  // Kept, not thrown from an event: a failed write (a full disk), or a write in flight when a
+  // refusal destroys the file, must not become an uncaught error of the process.
+  let failed: Error | undefined
+  file.on('error', (error) => { failed ??= error })
   let size = 0
-  await pipeline(source, async function * (chunks: AsyncIterable<Buffer>) {
-    for await (const chunk of chunks) {
+  try {
+    for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       size += chunk.length
       if (size > maxBytes) throw new UploadTooLarge(maxBytes)
-      yield chunk
+      if (failed !== undefined) throw failed
+      if (!file.write(chunk)) await once(file, 'drain')
     }
-  }, createWriteStream(path, { flags: 'wx', mode: 0o600 }))
-  return size
+    await new Promise<void>((resolve, reject) => { file.end((error?: Error | null) => { if (error === undefined || error === null) resolve(); else reject(error) }) })
+    return size
+  } finally {
+    if (!file.writableFinished) file.destroy()
+  }
 }
 
 export interface ReceivedUpload {
@@ -62,8 +75,8 @@ export async function receiveUpload (request: FastifyRequest, body: Readable, pa
   return await new Promise<ReceivedUpload>((resolve, reject) => {
     let parser: busboy.Busboy
     try {
-      // Limits of busboy's own: one part, no fields; the file's size is ours (copyBounded).
-      parser = busboy({ headers: request.headers as busboy.BusboyConfig['headers'], limits: { files: 1, fields: 0, parts: 1, fieldNameSize: 100, headerPairs: 20 } })
+      // Limits of busboy's own: one file, no field (each past its limit is an event below); the file's size is ours (copyBounded).
+      parser = busboy({ headers: request.headers as busboy.BusboyConfig['headers'], limits: { files: 1, fields: 0, fieldNameSize: 100, headerPairs: 20 } })
     } catch {
       reject(validationError([{ field: 'file', message: 'is not a multipart/form-data body with a boundary' }]))
       return
@@ -87,7 +100,6 @@ export async function receiveUpload (request: FastifyRequest, body: Readable, pa
     parser.on('field', (name) => { wrong(`must be the form's one part, a file (got the field "${name}")`) })
     parser.on('fieldsLimit', () => { wrong('must be the form\'s one part, a file (a field was sent)') })
     parser.on('filesLimit', () => { wrong('must be the form\'s one part: one file') })
-    parser.on('partsLimit', () => { wrong('must be the form\'s one part') })
     parser.on('error', () => { wrong('is not a well-formed multipart/form-data body') })
     parser.on('close', () => {
       if (received === undefined) wrong('is required: a part named "file" holding the image')
