@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, type TSchema } from '@sinclair/typebox'
+import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { toIso } from '../db/types.js'
@@ -60,7 +61,7 @@ export function rangeOf (header: string | undefined, size: number): Range {
     return { start: Math.max(0, size - suffix), end: size - 1 }
   }
   const start = Number(first)
-  const end = last === '' ? size - 1 : Number(last)
+  const end = last === '' ? Number.MAX_SAFE_INTEGER : Number(last)
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return undefined
   if (start >= size) return 'unsatisfiable'
   return { start, end: Math.min(end, size - 1) }
@@ -76,6 +77,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const key = variant === undefined ? file.blob_key : `${file.blob_key}.${variant}`
     const size = Number(variant === undefined ? file.size : variant === 'thumb' ? file.thumb_size : file.medium_size)
     const etag = `"${key}"`
+    const ifRange = request.headers['if-range']
+    const range = ifRange === undefined || (typeof ifRange === 'string' && ifRange.trim() === etag) ? rangeOf(request.headers.range, size) : undefined
+    const ifNoneMatch = request.headers['if-none-match']
+    const unchanged = ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => { const t = tag.trim().replace(/^W\//, ''); return t === etag || t === '*' })
+    // A refusal is not cached as the file is: its headers come only with the bytes (or a 304).
+    if (range === 'unsatisfiable' && !unchanged) {
+      throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${size}` } })
+    }
     void reply.headers({
       etag,
       'cache-control': IMMUTABLE,
@@ -84,20 +93,14 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       'content-security-policy': FILE_CSP,
       'content-disposition': 'inline'
     })
-    const ifNoneMatch = request.headers['if-none-match']
-    if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => { const t = tag.trim().replace(/^W\//, ''); return t === etag || t === '*' })) {
-      return await reply.code(304).send()
-    }
-    const ifRange = request.headers['if-range']
-    const range = ifRange === undefined || (typeof ifRange === 'string' && ifRange.trim() === etag) ? rangeOf(request.headers.range, size) : undefined
-    if (range === 'unsatisfiable') {
-      throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${size}` } })
-    }
+    // (An unsatisfiable range is here only with a matching If-None-Match, which comes first.)
+    if (unchanged || range === 'unsatisfiable') return await reply.code(304).send()
     void reply.type(variant === undefined ? file.content_type : 'image/webp')
     if (range !== undefined) void reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`)
     const length = range === undefined ? size : range.end - range.start + 1
     void reply.header('content-length', length)
-    if (request.method === 'HEAD') return await reply.send()
+    // Fastify's HEAD route keeps the Content-Length of a stream (of any other answer it counts the body).
+    if (request.method === 'HEAD') return await reply.send(Readable.from([]))
     const read = await store.read(key, range)
     // A row whose bytes the storage does not have is a fault of the storage, not the client's.
     if (read === undefined) throw new Error(`the storage has no bytes for file ${file.id} (${key})`)

@@ -136,6 +136,7 @@ function errorHeaders (status: number, codes: ErrorCode[]): Record<string, TSche
   if (status === 401) return { ...COMMON_HEADERS, ...WWW_AUTHENTICATE_HEADER }
   if (status === 403 && codes.includes('INSUFFICIENT_SCOPE')) return { ...COMMON_HEADERS, ...INSUFFICIENT_SCOPE_HEADER }
   if (status === 429 || status === 503) return { ...COMMON_HEADERS, ...RETRY_AFTER_HEADER }
+  if (status === 416) return { ...COMMON_HEADERS, 'content-range': Type.String({ description: '`bytes */SIZE`: the whole size of the file.' }) }
   return COMMON_HEADERS
 }
 
