@@ -85,6 +85,12 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     if (range === 'unsatisfiable' && !unchanged) {
       throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${size}` } })
     }
+    // A file's bytes, asked for before any of its headers is set: a failure of the storage is an
+    // error answer, which must not carry the file's year-long caching.
+    const head = request.method === 'HEAD' || unchanged || range === 'unsatisfiable'
+    const read = head ? undefined : await store.read(key, range)
+    // A row whose bytes the storage does not have is a fault of the storage, not the client's.
+    if (!head && read === undefined) throw new Error(`the storage has no bytes for file ${file.id} (${key})`)
     void reply.headers({
       etag,
       'cache-control': IMMUTABLE,
@@ -97,14 +103,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     if (unchanged || range === 'unsatisfiable') return await reply.code(304).send()
     void reply.type(variant === undefined ? file.content_type : 'image/webp')
     if (range !== undefined) void reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`)
-    const length = range === undefined ? size : range.end - range.start + 1
-    void reply.header('content-length', length)
+    void reply.header('content-length', range === undefined ? size : range.end - range.start + 1)
     // Fastify's HEAD route keeps the Content-Length of a stream (of any other answer it counts the body).
-    if (request.method === 'HEAD') return await reply.send(Readable.from([]))
-    const read = await store.read(key, range)
-    // A row whose bytes the storage does not have is a fault of the storage, not the client's.
-    if (read === undefined) throw new Error(`the storage has no bytes for file ${file.id} (${key})`)
-    return await reply.send(read.body)
+    return await reply.send(read === undefined ? Readable.from([]) : read.body)
   }
 
   const responses = {

@@ -61,7 +61,7 @@ export interface FileServiceOptions {
   registry: Registry
 }
 
-type Refusal = 'too-large' | 'not-an-image' | 'polyglot' | 'undecodable' | 'too-many-pixels' | 'type-mismatch' | 'too-many-images' | 'busy'
+export type Refusal = 'too-large' | 'not-an-image' | 'polyglot' | 'undecodable' | 'too-many-pixels' | 'type-mismatch' | 'too-many-images' | 'busy'
 
 /** How long an upload waits for a removal of the same bytes to end, at most, before it answers 503. */
 const REMOVAL_WAIT_MS = 10_000
@@ -97,8 +97,13 @@ export class FileService {
   }
 
   #refuse (reason: Refusal, error: ApiError): ApiError {
-    this.#metrics.refused.inc({ reason })
+    this.refused(reason)
     return error
+  }
+
+  /** Counts a refusal made before the upload reached this service (its headers: files/uploads.ts). */
+  refused (reason: Refusal): void {
+    this.#metrics.refused.inc({ reason })
   }
 
   /**
@@ -140,7 +145,7 @@ export class FileService {
           if (!(error instanceof BlobNotHeld) || attempt === 3) {
             // Nothing of a refused upload is kept: its bytes go unless another file has them.
             this.#removeLater(key)
-            throw error instanceof BlobNotHeld ? busy() : error
+            throw error instanceof BlobNotHeld ? this.#refuse('busy', busy()) : error
           }
           await this.#removalEnded(key)
           await this.#put(made)
@@ -152,15 +157,20 @@ export class FileService {
   }
 
   async #process (upload: string, folder: string): Promise<ProcessedImage> {
-    const started = performance.now()
     let result
     try {
-      result = await this.#slots.run(async () => await processImage(upload, folder, this.#limits))
+      result = await this.#slots.run(async () => {
+        const started = performance.now()
+        try {
+          return await processImage(upload, folder, this.#limits)
+        } finally {
+          this.#metrics.processing.observe((performance.now() - started) / 1000)
+        }
+      })
     } catch (error) {
       if (error instanceof SlotsFull) throw this.#refuse('busy', busy())
       throw error
     }
-    this.#metrics.processing.observe((performance.now() - started) / 1000)
     if (!('refused' in result)) return result
     switch (result.refused) {
       case 'too-many-pixels':
@@ -258,7 +268,7 @@ export class FileService {
   async #removalEnded (key: string): Promise<void> {
     const deadline = Date.now() + REMOVAL_WAIT_MS
     while (await blobRemoving(this.#db, key)) {
-      if (Date.now() > deadline) throw busy()
+      if (Date.now() > deadline) throw this.#refuse('busy', busy())
       await sleep(50)
     }
   }

@@ -21,7 +21,7 @@ const NONE: readonly ImageType[] = Object.freeze([])
 export function toImage (stored: StoredImage, base: string): ImageType {
   const url = `${base}/v1/files/${stored.id}`
   return {
-    id: BigInt(stored.id),
+    id: stored.id,
     url,
     contentType: stored.contentType,
     size: stored.size,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdString, named, Timestamp } from '../http/schemas.js'
+import { IdString, named, Timestamp } from '../http/schemas.js'
 import { IMAGE_TYPES } from './image-type.js'
 
 // An image: a product's, a post's or a user's avatar. Its bytes are served at `url` (and its
@@ -21,7 +21,9 @@ const imageExample = {
 }
 
 export const Image = named('Image', Type.Object({
-  id: Id,
+  // A number, not the BigInt of other ids: an image is read from its owner's JSON, and the
+  // profile's avatar (an image or null) is serialised by trying each, which a BigInt fails.
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The file id.', examples: [7] }),
   url: Type.String({ format: 'uri', description: 'The stored original: its format and pixels, turned upright, without metadata.' }),
   contentType: Type.Unsafe<typeof IMAGE_TYPES[number]>({ type: 'string', enum: [...IMAGE_TYPES], description: 'The format, decided by the file\'s own bytes.' }),
   size: Type.Integer({ minimum: 1, description: 'Bytes of the stored original.' }),

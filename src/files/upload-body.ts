@@ -9,14 +9,14 @@ import { ApiError, validationError } from '../http/errors.js'
 // (the socket's chunks, 64 KiB at most), whatever its size. Two forms are taken (docs/files.md):
 // the file itself as the body, or `multipart/form-data` with one part named `file` (a plain HTML
 // form). The size is checked twice: a Content-Length above the limit is refused before a byte is
-// read (upload.plugin.ts, with the headers), and a body that grows past it is cut off there.
+// read (uploads.ts, with the headers), and a body that grows past it is cut off there.
 // What is read is never more than the limit and one piece.
 
 /** The media types an upload may declare; the type itself is decided by the bytes (image-type.ts). */
 export const UPLOAD_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/gif', 'multipart/form-data', 'application/octet-stream'] as const
 
 /** What a form may hold besides its file's bytes. */
-const FORM_OVERHEAD = 16 * 1024
+export const FORM_OVERHEAD = 16 * 1024
 
 export class UploadTooLarge extends ApiError {
   constructor (maxBytes: number) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../http/errors.js'
 import { IMAGE_TYPES } from './image-type.js'
-import { UploadTooLarge, UPLOAD_TYPES } from './upload-body.js'
+import { declaredType, FORM_OVERHEAD, UploadTooLarge, UPLOAD_TYPES } from './upload-body.js'
 
 // The body of an upload's route: not JSON but the file (or a form holding it), handed to the
 // handler as the stream it arrives as. Registered in the upload routes' own scope, so that no
@@ -21,11 +21,19 @@ export function acceptUploads (scope: FastifyInstance): void {
   const maxBytes = scope.config.files.maxBytes
   scope.removeAllContentTypeParsers()
   scope.addContentTypeParser([...UPLOAD_TYPES], (request: FastifyRequest, payload, done) => {
-    const declared = Number(request.headers['content-length'])
-    if (declared > maxBytes) done(new UploadTooLarge(maxBytes))
-    else done(null, payload)
+    // A form may hold a little more than its file (its boundaries and part headers).
+    const allowed = declaredType(request) === 'multipart/form-data' ? maxBytes + FORM_OVERHEAD : maxBytes
+    if (Number(request.headers['content-length']) > allowed) {
+      scope.files.refused('too-large')
+      done(new UploadTooLarge(maxBytes))
+    } else {
+      done(null, payload)
+    }
   })
-  scope.addContentTypeParser('*', (_request, _payload, done) => { done(new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: REFUSED })) })
+  scope.addContentTypeParser('*', (_request, _payload, done) => {
+    scope.files.refused('not-an-image')
+    done(new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: REFUSED }))
+  })
 }
 
 /** The operations that take a file: the OpenAPI document gives each the request body below. */
