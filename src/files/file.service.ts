@@ -187,10 +187,12 @@ export class FileService {
   /** The original and its variants, durable in the storage. */
   async #put (made: ProcessedImage): Promise<void> {
     const key = made.original.sha256
-    await Promise.all([
-      this.store.put(key, made.original.path, made.type),
-      ...(Object.keys(VARIANTS) as VariantName[]).map(async (name) => { await this.store.put(`${key}.${name}`, made.variants[name].path, 'image/webp') })
-    ])
+    await unlessStorageFails(async () => {
+      await Promise.all([
+        this.store.put(key, made.original.path, made.type),
+        ...(Object.keys(VARIANTS) as VariantName[]).map(async (name) => { await this.store.put(`${key}.${name}`, made.variants[name].path, 'image/webp') })
+      ])
+    })
   }
 
   async #commit<Row> (trx: Executor, spec: ImageOwnerSpec<Row>, made: ProcessedImage): Promise<{ file: FileRow, replaced: FileRow | undefined }> {
@@ -226,7 +228,7 @@ export class FileService {
   /** Whether the storage holds the image's bytes, all three. */
   async #held (made: ProcessedImage): Promise<boolean> {
     const key = made.original.sha256
-    const sizes = await Promise.all([this.store.size(key), this.store.size(`${key}.thumb`), this.store.size(`${key}.medium`)])
+    const sizes = await unlessStorageFails(async () => await Promise.all([this.store.size(key), this.store.size(`${key}.thumb`), this.store.size(`${key}.medium`)]))
     return sizes[0] === made.original.size && sizes[1] === made.variants.thumb.size && sizes[2] === made.variants.medium.size
   }
 
@@ -280,6 +282,15 @@ export class FileService {
 
 /** The blob an upload would refer to is being removed, or its bytes were: wait, store them again, try again. */
 class BlobNotHeld extends Error {}
+
+/** Runs an operation of the storage: its failure (the store down, refusing) is a 503 to the client, not a fault of the service. */
+export async function unlessStorageFails<T> (operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation()
+  } catch (error) {
+    throw serviceUnavailable({ message: 'The storage of files cannot be reached now. Try again in a few seconds.', cause: error })
+  }
+}
 
 function busy (): ApiError {
   return serviceUnavailable({ message: 'Too many images are being processed now. Try again in a few seconds.' })

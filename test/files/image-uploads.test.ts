@@ -111,7 +111,7 @@ describe('what an upload must be', { timeout: 120_000 }, () => {
     assert.deepEqual(await images(product), [])
   })
 
-  test('over HTTP: a Content-Length past the limit is 413 before a byte of the body is sent; a body that grows past it is cut off with 413', async () => {
+  test('over HTTP: a Content-Length past the limit is 413 before a byte of the body is sent; a body that grows past it is cut off with 413; one that never ends is 408', async () => {
     const product = await newProduct()
     const { hostname: host, port } = new URL(await url())
     const exchange = async (head: string, body: (write: (chunk: Buffer, next: () => void) => void) => void): Promise<string> => await new Promise((resolve, reject) => {
@@ -149,7 +149,30 @@ describe('what an upload must be', { timeout: 120_000 }, () => {
     assert.match(grown, /^HTTP\/1\.1 413 /, `grown, sent ${sent}`)
     assert.match(grown, /"code":"PAYLOAD_TOO_LARGE"/)
     assert.ok(sent < MAX * 20, `the server read on to ${sent} bytes`)
+
+    // A body that never ends (a little at a time, never past the limit): 408 once the request's
+    // time is up, shortened here to 1.5 s (its value is checked with the other limits).
+    app.server.headersTimeout = 1000
+    app.server.requestTimeout = 1500
+    try {
+      let trickled = 0
+      const started = Date.now()
+      const endless = await exchange(`${request}Transfer-Encoding: chunked\r\n\r\n`, (write) => {
+        const more = (): void => {
+          if (Date.now() - started > 10_000) return
+          trickled++
+          write(Buffer.from('1\r\nx\r\n'), () => { setTimeout(more, 100) })
+        }
+        more()
+      })
+      assert.match(endless, /^HTTP\/1\.1 408 /)
+      assert.ok(Date.now() - started < 10_000 && trickled > 3, `${trickled} pieces in ${Date.now() - started} ms`)
+    } finally {
+      app.server.headersTimeout = 10_000
+      app.server.requestTimeout = 30_000
+    }
     assert.deepEqual(await images(product), [])
+    assert.equal((await uploadTo(app, `/v1/products/${product}/images`, admin.auth, await pngOf(10, 10, 9))).statusCode, 201, 'and the next upload is taken')
   })
 
   test('no body, an empty body, an unknown media type: 400 on file, 415, 415', async () => {
