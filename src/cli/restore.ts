@@ -4,13 +4,17 @@ import { backupConfig, BackupConfigError } from '../backups/backup.config.js'
 import { litestreamBinary } from '../backups/litestream.js'
 import { parseRestoreTime, restore, RestoreError } from '../backups/restore.js'
 import { migrationNames } from '../db/migrate.js'
+import { awsVariables, ConfigError, storageTarget } from '../config/config.js'
+import { openBackupCopy, restoreFiles } from '../files/backup-copy.js'
+import { FolderStore } from '../files/folder-store.js'
 import { restorePostgres } from '../../scripts/barman.mjs'
 import { restoreFromCloud } from '../../scripts/barman-cloud.mjs'
 import { postgresBin } from '../../scripts/ha-postgres.mjs'
 
 // `npm run restore -- --output PATH [--at RFC3339-TIME]`, with the BACKUP_URL the service
 // replicates to: writes the database as of that time (default: the newest state) to PATH, a
-// new file, and checks it. Then `DATABASE_URL=file:PATH npm start` serves it.
+// new file, and checks it, and copies the files' backup into the STORAGE_URL folder. Then
+// `DATABASE_URL=file:PATH npm start` serves it.
 //
 // `npm run restore -- --postgres BACKUP_DIR --output DATA_DIR --port PORT [--at TIME]`: from the
 // Barman folder of `npm run cluster -- --ha` (HA_BACKUP_DIR), a new PostgreSQL in DATA_DIR, at
@@ -66,10 +70,20 @@ try {
   const at = values.at === undefined ? undefined : parseRestoreTime(values.at)
   const result = restore({ output: values.output, at, backup, binary, knownMigrations: migrationNames() })
   const counts = Object.entries(result.tables).map(([table, n]) => `${table} ${n}`).join(', ')
+  // The files' copy, back into the folder the service stores files in (STORAGE_URL). In S3, the
+  // bucket is the files' copy: nothing to bring back.
+  const storage = storageTarget(process.env)
+  let files = ''
+  if (storage.kind === 'folder') {
+    const copy = await openBackupCopy(backup.target, awsVariables(process.env))
+    const { copied, present } = await restoreFiles(copy, new FolderStore(storage.dir))
+    await copy.close()
+    files = `files: ${copied} copied into ${storage.url}, ${present} there already\n`
+  }
   process.stdout.write(`restored ${result.output} as of ${result.asOf} (generation ${result.generation}) in ${result.seconds.toFixed(1)} s\n` +
-    `integrity ok; rows: ${counts}\n` +
+    `integrity ok; rows: ${counts}\n` + files +
     `serve it: DATABASE_URL=file:${result.output} npm start\n`)
 } catch (error) {
-  if (error instanceof RestoreError || error instanceof BackupConfigError) fail(error.message)
+  if (error instanceof RestoreError || error instanceof BackupConfigError || error instanceof ConfigError) fail(error.message)
   throw error
 }

@@ -65,11 +65,13 @@ export interface FilesConfig {
   storage: StorageTarget
   /** The largest upload taken (FILE_MAX_BYTES). */
   maxBytes: number
+  /** The AWS_* variables an S3 client reads (the storage's, the backup's copy of the files). */
+  aws: Record<string, string | undefined>
 }
 
 export type StorageTarget =
   | { kind: 'folder', /** Absolute. */ dir: string, /** As given, for the status and the logs. */ url: string }
-  | { kind: 's3', bucket: string, /** Without leading or trailing slash; empty for the bucket's root. */ prefix: string, url: string, /** The AWS_* variables the client reads. */ aws: Record<string, string | undefined> }
+  | { kind: 's3', bucket: string, /** Without leading or trailing slash; empty for the bucket's root. */ prefix: string, url: string }
 
 export interface MailConfig {
   /** smtp:// or smtps:// with credentials; undefined: each mail is written as a .eml file in `dir`. */
@@ -199,8 +201,13 @@ type Env = Record<string, string | undefined>
 
 const AWS_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL']
 
+/** The AWS_* variables an S3 client reads. */
+export function awsVariables (env: Env): Record<string, string | undefined> {
+  return Object.fromEntries(AWS_VARIABLES.map((name) => [name, env[name]]))
+}
+
 /** STORAGE_URL: `file:DIR` (relative to the working folder, or `file:///abs/dir`), or `s3://BUCKET/PREFIX` (credentials from the AWS_* variables). */
-function storage (env: Env): StorageTarget {
+export function storageTarget (env: Env): StorageTarget {
   const raw = env.STORAGE_URL === undefined || env.STORAGE_URL === '' ? 'file:data/files' : env.STORAGE_URL
   if (raw.startsWith('file:')) {
     let dir = raw.slice('file:'.length)
@@ -216,7 +223,7 @@ function storage (env: Env): StorageTarget {
     const [bucket = '', ...rest] = raw.slice('s3://'.length).split('/')
     if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('STORAGE_URL', `"${bucket}" is not an S3 bucket name`)
     const prefix = rest.filter((part) => part !== '').join('/')
-    return { kind: 's3', bucket, prefix, url: `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}`, aws: Object.fromEntries(AWS_VARIABLES.map((name) => [name, env[name]])) }
+    return { kind: 's3', bucket, prefix, url: `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}` }
   }
   throw new ConfigError('STORAGE_URL', `must be file:DIR or s3://BUCKET/PREFIX, got "${raw.replace(/\/\/[^/]*@/, '//***@')}"`)
 }
@@ -360,8 +367,9 @@ export function loadConfig (env: Env = process.env): Config {
       timeoutSeconds: integer(env, 'OIDC_TIMEOUT_SECONDS', 10, 1, 120)
     },
     files: {
-      storage: storage(env),
-      maxBytes: integer(env, 'FILE_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024)
+      storage: storageTarget(env),
+      maxBytes: integer(env, 'FILE_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      aws: awsVariables(env)
     }
   }
 }

@@ -52,6 +52,8 @@ export interface FileServiceOptions {
   db: Db
   dialect: DialectName
   store: BlobStore
+  /** The backup's copy (BACKUP_URL with local storage): every blob is stored there too before its upload is acknowledged. */
+  backup?: BlobStore | undefined
   maxBytes: number
   limits?: ImageLimits
   /** Images processed at once, and waiting for a slot; past those, 503. */
@@ -68,6 +70,7 @@ const REMOVAL_WAIT_MS = 10_000
 
 export class FileService {
   readonly store: BlobStore
+  readonly backup: BlobStore | undefined
   readonly maxBytes: number
   readonly #db: Db
   readonly #dialect: DialectName
@@ -78,6 +81,7 @@ export class FileService {
 
   constructor (options: FileServiceOptions) {
     this.store = options.store
+    this.backup = options.backup
     this.maxBytes = options.maxBytes
     this.#db = options.db
     this.#dialect = options.dialect
@@ -184,14 +188,12 @@ export class FileService {
     }
   }
 
-  /** The original and its variants, durable in the storage. */
+  /** The original and its variants, durable in the storage (and in the backup's copy). */
   async #put (made: ProcessedImage): Promise<void> {
     const key = made.original.sha256
+    const blobs: Array<[string, string, string]> = [[key, made.original.path, made.type], ...(Object.keys(VARIANTS) as VariantName[]).map((name): [string, string, string] => [`${key}.${name}`, made.variants[name].path, 'image/webp'])]
     await unlessStorageFails(async () => {
-      await Promise.all([
-        this.store.put(key, made.original.path, made.type),
-        ...(Object.keys(VARIANTS) as VariantName[]).map(async (name) => { await this.store.put(`${key}.${name}`, made.variants[name].path, 'image/webp') })
-      ])
+      await Promise.all([this.store, this.backup].flatMap((store) => store === undefined ? [] : blobs.map(async ([k, path, type]) => { await store.put(k, path, type) })))
     })
   }
 
@@ -277,6 +279,7 @@ export class FileService {
 
   async close (): Promise<void> {
     await this.store.close()
+    await this.backup?.close()
   }
 }
 

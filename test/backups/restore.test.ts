@@ -300,7 +300,7 @@ describe('backups: replication and restore with Litestream', { skip }, () => {
     assert.match(future.stderr, /^restore: --at: 2999-01-01T00:00:00.000Z is in the future/)
     const ok = cli(['--output', join(outputs, 'cli.db')], { BACKUP_URL: `file:${join(dir, 'replica')}` })
     assert.equal(ok.status, 0, ok.stderr)
-    assert.match(ok.stdout, new RegExp(`^restored .*cli\\.db as of the newest state .* in \\d+\\.\\d s\\nintegrity ok; rows: .*\\busers ${users}\\b.*\\nserve it: DATABASE_URL=file:.*cli\\.db npm start\\n$`))
+    assert.match(ok.stdout, new RegExp(`^restored .*cli\\.db as of the newest state .* in \\d+\\.\\d s\\nintegrity ok; rows: .*\\busers ${users}\\b.*\\nfiles: 0 copied into file:data/files, 0 there already\\nserve it: DATABASE_URL=file:.*cli\\.db npm start\\n$`))
     assert.equal(existsSync(join(outputs, 'x.db')), false)
   })
 })

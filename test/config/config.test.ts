@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
@@ -49,8 +50,32 @@ describe('loadConfig', () => {
         perAddressPerHour: 5,
         tokenFailuresPerClientPerMinute: 20
       },
-      oidc: { providers: [], timeoutSeconds: 10 }
+      oidc: { providers: [], timeoutSeconds: 10 },
+      files: {
+        storage: { kind: 'folder', dir: resolve('data/files'), url: 'file:data/files' },
+        maxBytes: 10 * 1024 * 1024,
+        aws: { AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_ENDPOINT_URL_S3: undefined, AWS_ENDPOINT_URL: undefined }
+      }
     })
+  })
+
+  test('STORAGE_URL and FILE_MAX_BYTES: a folder (relative or file:///absolute) or s3://bucket/prefix; credentials never in the URL; a bad value named', () => {
+    assert.deepEqual(loadConfig({ STORAGE_URL: 'file:///var/lib/api/files' }).files.storage, { kind: 'folder', dir: '/var/lib/api/files', url: 'file:///var/lib/api/files' })
+    assert.deepEqual(loadConfig({ STORAGE_URL: 's3://shop-files/images/' }).files.storage, { kind: 's3', bucket: 'shop-files', prefix: 'images', url: 's3://shop-files/images' })
+    assert.deepEqual(loadConfig({ STORAGE_URL: 's3://shop-files' }).files.storage, { kind: 's3', bucket: 'shop-files', prefix: '', url: 's3://shop-files' })
+    assert.equal(loadConfig({ FILE_MAX_BYTES: '2048' }).files.maxBytes, 2048)
+    assert.equal(loadConfig({ AWS_REGION: 'eu-west-3' }).files.aws.AWS_REGION, 'eu-west-3')
+    for (const [value, message] of [
+      ['s3://KEY:hunter2@shop-files/x', /STORAGE_URL: an s3:\/\/ URL is s3:\/\/BUCKET\/PREFIX alone/],
+      ['s3://a/x?region=eu', /STORAGE_URL: an s3:\/\/ URL is s3:\/\/BUCKET\/PREFIX alone/],
+      ['s3://Not_A_Bucket/x', /STORAGE_URL: "Not_A_Bucket" is not an S3 bucket name/],
+      ['file:', /STORAGE_URL: file: needs a folder/],
+      ['file://host/x', /STORAGE_URL: "file:\/\/host\/x" names a host/],
+      ['ftp://user:pw@host/x', /STORAGE_URL: must be file:DIR or s3:\/\/BUCKET\/PREFIX, got "ftp:\/\/\*\*\*@host\/x"/]
+    ] as const) {
+      assert.throws(() => loadConfig({ STORAGE_URL: value }), (error: Error) => message.test(error.message) && !error.message.includes('hunter2') && !error.message.includes(':pw@'), value)
+    }
+    for (const value of ['1023', '10MB', '-1']) assert.throws(() => loadConfig({ FILE_MAX_BYTES: value }), /FILE_MAX_BYTES/, value)
   })
 
   test('OIDC_PROVIDERS: providers as JSON, checked member by member; a bad one is named, its secret never repeated', () => {
