@@ -849,6 +849,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a file's bytes (an image as stored)
+         * @description Public. The stored original: its own format and pixels, turned upright, without metadata. ETag (the SHA-256), If-None-Match → 304, one Range → 206 (past the end: 416), cached a year. HEAD answers the same headers.
+         */
+        get: operations["getFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{fileId}/{variant}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a variant of an image: `thumb` or `medium`
+         * @description Public. WebP, made once at upload: `thumb` within 200×200 pixels, `medium` within 800×800 (never enlarged). The same headers, ranges and caching as the original.
+         */
+        get: operations["getFileVariant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/products/{id}/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add an image to a product
+         * @description Admins only; a product holds at most 10 images. The body is the image itself (`Content-Type` image/jpeg, image/png, image/webp, image/avif or image/gif) or `multipart/form-data` with one part named `file`. The type is judged by the bytes alone (415 for anything else, or when the declared type disagrees); at most FILE_MAX_BYTES (10 MiB by default; 413 before the body is read when Content-Length says more), 40 megapixels and 8,000 pixels a side (413). Stored without metadata and turned upright, with WebP variants `thumb` (200×200) and `medium` (800×800), made once; at most as many as its limit (409 TOO_MANY_IMAGES). Answered once the bytes are durable in the storage and the row committed; 503 with Retry-After when too many images are being processed.
+         */
+        post: operations["addProductImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/products/{id}/images/{imageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an image of a product
+         * @description Admins only; a product holds at most 10 images. Its address answers 404 FILE_NOT_FOUND from then on; its bytes are removed from the storage after the change is committed (unless another file has the same bytes).
+         */
+        delete: operations["removeProductImage"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/posts/{id}/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add an image to a post
+         * @description The post's author only; a post holds at most 20 images. The body is the image itself (`Content-Type` image/jpeg, image/png, image/webp, image/avif or image/gif) or `multipart/form-data` with one part named `file`. The type is judged by the bytes alone (415 for anything else, or when the declared type disagrees); at most FILE_MAX_BYTES (10 MiB by default; 413 before the body is read when Content-Length says more), 40 megapixels and 8,000 pixels a side (413). Stored without metadata and turned upright, with WebP variants `thumb` (200×200) and `medium` (800×800), made once; at most as many as its limit (409 TOO_MANY_IMAGES). Answered once the bytes are durable in the storage and the row committed; 503 with Retry-After when too many images are being processed.
+         */
+        post: operations["addPostImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/posts/{id}/images/{imageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an image of a post
+         * @description The post's author only; a post holds at most 20 images. Its address answers 404 FILE_NOT_FOUND from then on; its bytes are removed from the storage after the change is committed (unless another file has the same bytes).
+         */
+        delete: operations["removePostImage"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{id}/avatar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the user's avatar
+         * @description The user only, with a log-in token. The body is the image itself (`Content-Type` image/jpeg, image/png, image/webp, image/avif or image/gif) or `multipart/form-data` with one part named `file`. The type is judged by the bytes alone (415 for anything else, or when the declared type disagrees); at most FILE_MAX_BYTES (10 MiB by default; 413 before the body is read when Content-Length says more), 40 megapixels and 8,000 pixels a side (413). Stored without metadata and turned upright, with WebP variants `thumb` (200×200) and `medium` (800×800), made once; it replaces the one before. Answered once the bytes are durable in the storage and the row committed; 503 with Retry-After when too many images are being processed.
+         */
+        put: operations["putUserAvatar"];
+        post?: never;
+        /**
+         * Remove the user's avatar
+         * @description The user only, with a log-in token. Its address answers 404 FILE_NOT_FOUND from then on; its bytes are removed from the storage after the change is committed (unless another file has the same bytes).
+         */
+        delete: operations["removeUserAvatar"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "user.created": {
@@ -1189,7 +1333,7 @@ export interface components {
              * @description Stable, machine-readable reason; branch on it. Each code is explained at /errors/CODE.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "REAUTHENTICATION_REQUIRED" | "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "LAST_SIGN_IN_METHOD" | "TOO_MANY_API_KEYS" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "MFA_ALREADY_ENABLED" | "TOTP_NOT_FOUND" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "CURSOR_MISMATCH" | "INVALID_TOKEN" | "AUTHENTICATION_REQUIRED" | "INVALID_CREDENTIALS" | "EMAIL_NOT_VERIFIED" | "ACCESS_DENIED" | "INSUFFICIENT_SCOPE" | "FORBIDDEN_POST_ACCESS" | "REAUTHENTICATION_REQUIRED" | "USER_NOT_FOUND" | "IDENTITY_NOT_FOUND" | "POST_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "ORDER_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "FILE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "DUPLICATE_EMAIL" | "LAST_SIGN_IN_METHOD" | "TOO_MANY_API_KEYS" | "TOO_MANY_IMAGES" | "PRODUCT_NOT_ON_SALE" | "NOT_ENOUGH_STOCK" | "ORDER_CANNOT_CANCEL" | "ORDER_CANNOT_SHIP" | "REQUEST_TIMEOUT" | "EVENTS_EXPIRED" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "RANGE_NOT_SATISFIABLE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "HEADERS_TOO_LARGE" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "TOO_MANY_STREAMS" | "TOO_MANY_REQUESTS" | "INTERNAL_SERVER_ERROR" | "MFA_REQUIRED" | "INVALID_MFA_CODE" | "MFA_ALREADY_ENABLED" | "TOTP_NOT_FOUND" | "SERVICE_UNAVAILABLE";
             /** @description Human-readable, safe to show to a user. */
             message: string;
             /** @description Equal to the X-Request-Id header; quote it when reporting a problem. */
@@ -1229,6 +1373,64 @@ export interface components {
             requestId: string;
             /** @description One entry per failed field (the first 50; the message says when more failed). */
             errors: components["schemas"]["FieldError"][];
+        };
+        /**
+         * @description An image. Its bytes never change under its id.
+         * @example {
+         *       "id": 7,
+         *       "url": "https://api.example.com/v1/files/7",
+         *       "contentType": "image/jpeg",
+         *       "size": 183204,
+         *       "width": 1200,
+         *       "height": 800,
+         *       "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+         *       "variants": {
+         *         "thumb": "https://api.example.com/v1/files/7/thumb",
+         *         "medium": "https://api.example.com/v1/files/7/medium"
+         *       },
+         *       "createdAt": "2026-11-28T16:30:00.000Z"
+         *     }
+         */
+        Image: {
+            /**
+             * @description The file id.
+             * @example 7
+             */
+            id: number;
+            /**
+             * Format: uri
+             * @description The stored original: its format and pixels, turned upright, without metadata.
+             */
+            url: string;
+            /**
+             * @description The format, decided by the file's own bytes.
+             * @enum {string}
+             */
+            contentType: "image/jpeg" | "image/png" | "image/webp" | "image/avif" | "image/gif";
+            /** @description Bytes of the stored original. */
+            size: number;
+            /** @description Pixels, as a person sees the image (its EXIF orientation applied). */
+            width: number;
+            height: number;
+            /** @description Of the stored original's bytes (hex); also its ETag. */
+            sha256: string;
+            variants: {
+                /**
+                 * Format: uri
+                 * @description WebP, within 200×200 pixels (never enlarged).
+                 */
+                thumb: string;
+                /**
+                 * Format: uri
+                 * @description WebP, within 800×800 pixels (never enlarged).
+                 */
+                medium: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            createdAt: string;
         };
         /**
          * @description A user as anyone may see it.
@@ -1358,7 +1560,8 @@ export interface components {
          *       "id": 42,
          *       "name": "Ada",
          *       "postCount": 3,
-         *       "createdAt": "2026-11-21T16:30:00.000Z"
+         *       "createdAt": "2026-11-21T16:30:00.000Z",
+         *       "avatar": null
          *     }
          */
         Profile: {
@@ -1375,6 +1578,8 @@ export interface components {
              * @example 2026-11-21T16:30:00.000Z
              */
             createdAt: string;
+            /** @description The user's picture (PUT /v1/users/{id}/avatar), or null. */
+            avatar: components["schemas"]["Image"] | null;
         };
         /**
          * @description The address to mail.
@@ -1713,7 +1918,8 @@ export interface components {
          *       },
          *       "views": 0,
          *       "createdAt": "2026-11-21T16:30:00.000Z",
-         *       "updatedAt": "2026-11-21T16:30:00.000Z"
+         *       "updatedAt": "2026-11-21T16:30:00.000Z",
+         *       "images": []
          *     }
          */
         Post: {
@@ -1741,6 +1947,8 @@ export interface components {
              * @example 2026-11-21T16:30:00.000Z
              */
             updatedAt: string;
+            /** @description Oldest first; at most 20 (POST /v1/posts/{id}/images). */
+            images: components["schemas"]["Image"][];
         };
         /**
          * @description A new post; the author is the caller.
@@ -1762,6 +1970,8 @@ export interface components {
             content: string;
             /** @description The post id. Read-only: accepted and ignored. */
             readonly id?: unknown;
+            /** @description The post's images (changed only through its images' own operations). Read-only: accepted and ignored. */
+            readonly images?: unknown;
             /** @description The author; always the caller on create, never changed. Read-only: accepted and ignored. */
             readonly author?: unknown;
             /** @description The view count. Read-only: accepted and ignored. */
@@ -1791,6 +2001,8 @@ export interface components {
             content: string;
             /** @description The post id. Read-only: accepted and ignored. */
             readonly id?: unknown;
+            /** @description The post's images (changed only through its images' own operations). Read-only: accepted and ignored. */
+            readonly images?: unknown;
             /** @description The author; always the caller on create, never changed. Read-only: accepted and ignored. */
             readonly author?: unknown;
             /** @description The view count. Read-only: accepted and ignored. */
@@ -1819,6 +2031,8 @@ export interface components {
             content?: string;
             /** @description The post id. Read-only: accepted and ignored. */
             readonly id?: unknown;
+            /** @description The post's images (changed only through its images' own operations). Read-only: accepted and ignored. */
+            readonly images?: unknown;
             /** @description The author; always the caller on create, never changed. Read-only: accepted and ignored. */
             readonly author?: unknown;
             /** @description The view count. Read-only: accepted and ignored. */
@@ -1852,7 +2066,8 @@ export interface components {
          *       "stock": 10,
          *       "onSale": true,
          *       "createdAt": "2026-11-21T16:30:00.000Z",
-         *       "updatedAt": "2026-11-21T16:30:00.000Z"
+         *       "updatedAt": "2026-11-21T16:30:00.000Z",
+         *       "images": []
          *     }
          */
         Product: {
@@ -1881,6 +2096,8 @@ export interface components {
              * @example 2026-11-21T16:30:00.000Z
              */
             updatedAt: string;
+            /** @description Oldest first; at most 10 (POST /v1/products/{id}/images). */
+            images: components["schemas"]["Image"][];
         };
         /**
          * @description A new product. `stock` defaults to 0 and `onSale` to true.
@@ -1917,6 +2134,8 @@ export interface components {
             onSale?: boolean;
             /** @description The product id. Read-only: accepted and ignored. */
             readonly id?: unknown;
+            /** @description The product's images (changed only through its images' own operations). Read-only: accepted and ignored. */
+            readonly images?: unknown;
             /** @description Creation time. Read-only: accepted and ignored. */
             readonly createdAt?: unknown;
             /** @description Time of the last change. Read-only: accepted and ignored. */
@@ -1955,6 +2174,8 @@ export interface components {
             onSale?: boolean;
             /** @description The product id. Read-only: accepted and ignored. */
             readonly id?: unknown;
+            /** @description The product's images (changed only through its images' own operations). Read-only: accepted and ignored. */
+            readonly images?: unknown;
             /** @description Creation time. Read-only: accepted and ignored. */
             readonly createdAt?: unknown;
             /** @description Time of the last change. Read-only: accepted and ignored. */
@@ -3982,6 +4203,125 @@ export interface components {
                 };
             };
         };
+        /** @description [FILE_NOT_FOUND](/errors/FILE_NOT_FOUND) */
+        FileNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/FILE_NOT_FOUND",
+                 *       "title": "File not found",
+                 *       "status": 404,
+                 *       "code": "FILE_NOT_FOUND",
+                 *       "message": "The file does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "FILE_NOT_FOUND";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/FILE_NOT_FOUND",
+                 *       "title": "File not found",
+                 *       "status": 404,
+                 *       "code": "FILE_NOT_FOUND",
+                 *       "message": "The file does not exist.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "FILE_NOT_FOUND";
+                };
+            };
+        };
+        /** @description [RANGE_NOT_SATISFIABLE](/errors/RANGE_NOT_SATISFIABLE) */
+        RangeNotSatisfiable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description `bytes *\/SIZE`: the whole size of the file. */
+                "content-range"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/RANGE_NOT_SATISFIABLE",
+                 *       "title": "Range not satisfiable",
+                 *       "status": 416,
+                 *       "code": "RANGE_NOT_SATISFIABLE",
+                 *       "message": "The range asked for is not within the file.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "RANGE_NOT_SATISFIABLE";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/RANGE_NOT_SATISFIABLE",
+                 *       "title": "Range not satisfiable",
+                 *       "status": 416,
+                 *       "code": "RANGE_NOT_SATISFIABLE",
+                 *       "message": "The range asked for is not within the file.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "RANGE_NOT_SATISFIABLE";
+                };
+            };
+        };
+        /** @description [TOO_MANY_IMAGES](/errors/TOO_MANY_IMAGES) */
+        TooManyImages: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/TOO_MANY_IMAGES",
+                 *       "title": "Too many images",
+                 *       "status": 409,
+                 *       "code": "TOO_MANY_IMAGES",
+                 *       "message": "The resource has as many images as it may hold.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "TOO_MANY_IMAGES";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/TOO_MANY_IMAGES",
+                 *       "title": "Too many images",
+                 *       "status": 409,
+                 *       "code": "TOO_MANY_IMAGES",
+                 *       "message": "The resource has as many images as it may hold.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "TOO_MANY_IMAGES";
+                };
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -4462,7 +4802,8 @@ export interface operations {
                      *       "id": 42,
                      *       "name": "Ada",
                      *       "postCount": 3,
-                     *       "createdAt": "2026-11-21T16:30:00.000Z"
+                     *       "createdAt": "2026-11-21T16:30:00.000Z",
+                     *       "avatar": null
                      *     }
                      */
                     "application/json": components["schemas"]["Profile"];
@@ -4985,7 +5326,8 @@ export interface operations {
                      *         },
                      *         "views": 0,
                      *         "createdAt": "2026-11-21T16:30:00.000Z",
-                     *         "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *         "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *         "images": []
                      *       }
                      *     ]
                      */
@@ -5039,7 +5381,8 @@ export interface operations {
                      *       },
                      *       "views": 0,
                      *       "createdAt": "2026-11-21T16:30:00.000Z",
-                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "images": []
                      *     }
                      */
                     "application/json": components["schemas"]["Post"];
@@ -5094,7 +5437,8 @@ export interface operations {
                      *       },
                      *       "views": 0,
                      *       "createdAt": "2026-11-21T16:30:00.000Z",
-                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "images": []
                      *     }
                      */
                     "application/json": components["schemas"]["Post"];
@@ -5167,7 +5511,8 @@ export interface operations {
                      *       },
                      *       "views": 0,
                      *       "createdAt": "2026-11-21T16:30:00.000Z",
-                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "images": []
                      *     }
                      */
                     "application/json": components["schemas"]["Post"];
@@ -5277,7 +5622,8 @@ export interface operations {
                      *       },
                      *       "views": 0,
                      *       "createdAt": "2026-11-21T16:30:00.000Z",
-                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "images": []
                      *     }
                      */
                     "application/json": components["schemas"]["Post"];
@@ -5407,7 +5753,8 @@ export interface operations {
                      *         "stock": 10,
                      *         "onSale": true,
                      *         "createdAt": "2026-11-21T16:30:00.000Z",
-                     *         "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *         "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *         "images": []
                      *       }
                      *     ]
                      */
@@ -5461,7 +5808,8 @@ export interface operations {
                      *       "stock": 10,
                      *       "onSale": true,
                      *       "createdAt": "2026-11-21T16:30:00.000Z",
-                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "images": []
                      *     }
                      */
                     "application/json": components["schemas"]["Product"];
@@ -5514,7 +5862,8 @@ export interface operations {
                      *       "stock": 10,
                      *       "onSale": true,
                      *       "createdAt": "2026-11-21T16:30:00.000Z",
-                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "images": []
                      *     }
                      */
                     "application/json": components["schemas"]["Product"];
@@ -5592,7 +5941,8 @@ export interface operations {
                      *       "stock": 10,
                      *       "onSale": true,
                      *       "createdAt": "2026-11-21T16:30:00.000Z",
-                     *       "updatedAt": "2026-11-21T16:30:00.000Z"
+                     *       "updatedAt": "2026-11-21T16:30:00.000Z",
+                     *       "images": []
                      *     }
                      */
                     "application/json": components["schemas"]["Product"];
@@ -7480,6 +7830,644 @@ export interface operations {
             404: components["responses"]["UserNotFoundOrTotpNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One range, `bytes=START-END`, `bytes=START-` or `bytes=-LAST`: answered 206. Several ranges are answered with the whole file. */
+                range?: string;
+                /** @description The ETag: the range is answered only while it matches, else the whole file. */
+                "if-range"?: string;
+                /** @description The ETag: 304 while it matches. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                fileId: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes: the stored original (its own type) or the variant (WebP). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    /** @description `public, max-age=31536000, immutable`: the bytes never change under this address. */
+                    "cache-control"?: string;
+                    /** @description When the file was uploaded. */
+                    "last-modified"?: string;
+                    /** @description `bytes`. */
+                    "accept-ranges"?: string;
+                    /** @description `default-src 'none'; sandbox`. */
+                    "content-security-policy"?: string;
+                    /** @description `inline`: shown, not saved. */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description The range asked for. */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    /** @description `public, max-age=31536000, immutable`: the bytes never change under this address. */
+                    "cache-control"?: string;
+                    /** @description When the file was uploaded. */
+                    "last-modified"?: string;
+                    /** @description `bytes`. */
+                    "accept-ranges"?: string;
+                    /** @description `default-src 'none'; sandbox`. */
+                    "content-security-policy"?: string;
+                    /** @description `inline`: shown, not saved. */
+                    "content-disposition"?: string;
+                    /** @description `bytes START-END/SIZE`. */
+                    "content-range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description Not modified: the If-None-Match tag still matches. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    /** @description `public, max-age=31536000, immutable`: the bytes never change under this address. */
+                    "cache-control"?: string;
+                    /** @description When the file was uploaded. */
+                    "last-modified"?: string;
+                    /** @description `bytes`. */
+                    "accept-ranges"?: string;
+                    /** @description `default-src 'none'; sandbox`. */
+                    "content-security-policy"?: string;
+                    /** @description `inline`: shown, not saved. */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["FileNotFound"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFileVariant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One range, `bytes=START-END`, `bytes=START-` or `bytes=-LAST`: answered 206. Several ranges are answered with the whole file. */
+                range?: string;
+                /** @description The ETag: the range is answered only while it matches, else the whole file. */
+                "if-range"?: string;
+                /** @description The ETag: 304 while it matches. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                fileId: components["schemas"]["IdText"];
+                /** @description `thumb` (within 200×200) or `medium` (within 800×800), WebP. */
+                variant: "thumb" | "medium";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes: the stored original (its own type) or the variant (WebP). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    /** @description `public, max-age=31536000, immutable`: the bytes never change under this address. */
+                    "cache-control"?: string;
+                    /** @description When the file was uploaded. */
+                    "last-modified"?: string;
+                    /** @description `bytes`. */
+                    "accept-ranges"?: string;
+                    /** @description `default-src 'none'; sandbox`. */
+                    "content-security-policy"?: string;
+                    /** @description `inline`: shown, not saved. */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description The range asked for. */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    /** @description `public, max-age=31536000, immutable`: the bytes never change under this address. */
+                    "cache-control"?: string;
+                    /** @description When the file was uploaded. */
+                    "last-modified"?: string;
+                    /** @description `bytes`. */
+                    "accept-ranges"?: string;
+                    /** @description `default-src 'none'; sandbox`. */
+                    "content-security-policy"?: string;
+                    /** @description `inline`: shown, not saved. */
+                    "content-disposition"?: string;
+                    /** @description `bytes START-END/SIZE`. */
+                    "content-range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/*": string;
+                };
+            };
+            /** @description Not modified: the If-None-Match tag still matches. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    /** @description `public, max-age=31536000, immutable`: the bytes never change under this address. */
+                    "cache-control"?: string;
+                    /** @description When the file was uploaded. */
+                    "last-modified"?: string;
+                    /** @description `bytes`. */
+                    "accept-ranges"?: string;
+                    /** @description `default-src 'none'; sandbox`. */
+                    "content-security-policy"?: string;
+                    /** @description `inline`: shown, not saved. */
+                    "content-disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["FileNotFound"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addProductImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        /** @description The image: its bytes as the body, or a form with one part named `file`. The type is judged by the bytes. */
+        requestBody: {
+            content: {
+                "image/jpeg": string;
+                "image/png": string;
+                "image/webp": string;
+                "image/avif": string;
+                "image/gif": string;
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The image.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The image as stored. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "url": "https://api.example.com/v1/files/7",
+                     *       "contentType": "image/jpeg",
+                     *       "size": 183204,
+                     *       "width": 1200,
+                     *       "height": 800,
+                     *       "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+                     *       "variants": {
+                     *         "thumb": "https://api.example.com/v1/files/7/thumb",
+                     *         "medium": "https://api.example.com/v1/files/7/medium"
+                     *       },
+                     *       "createdAt": "2026-11-28T16:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Image"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            404: components["responses"]["ProductNotFound"];
+            409: components["responses"]["TooManyImages"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeProductImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                imageId: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            /** @description [PRODUCT_NOT_FOUND](/errors/PRODUCT_NOT_FOUND), [FILE_NOT_FOUND](/errors/FILE_NOT_FOUND) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/PRODUCT_NOT_FOUND",
+                     *       "title": "Product not found",
+                     *       "status": 404,
+                     *       "code": "PRODUCT_NOT_FOUND",
+                     *       "message": "The product does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "PRODUCT_NOT_FOUND" | "FILE_NOT_FOUND";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/PRODUCT_NOT_FOUND",
+                     *       "title": "Product not found",
+                     *       "status": 404,
+                     *       "code": "PRODUCT_NOT_FOUND",
+                     *       "message": "The product does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "PRODUCT_NOT_FOUND" | "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addPostImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        /** @description The image: its bytes as the body, or a form with one part named `file`. The type is judged by the bytes. */
+        requestBody: {
+            content: {
+                "image/jpeg": string;
+                "image/png": string;
+                "image/webp": string;
+                "image/avif": string;
+                "image/gif": string;
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The image.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The image as stored. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "url": "https://api.example.com/v1/files/7",
+                     *       "contentType": "image/jpeg",
+                     *       "size": 183204,
+                     *       "width": 1200,
+                     *       "height": 800,
+                     *       "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+                     *       "variants": {
+                     *         "thumb": "https://api.example.com/v1/files/7/thumb",
+                     *         "medium": "https://api.example.com/v1/files/7/medium"
+                     *       },
+                     *       "createdAt": "2026-11-28T16:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Image"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrForbiddenPostAccess"];
+            404: components["responses"]["PostNotFound"];
+            409: components["responses"]["TooManyImages"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removePostImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                imageId: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrForbiddenPostAccess"];
+            /** @description [POST_NOT_FOUND](/errors/POST_NOT_FOUND), [FILE_NOT_FOUND](/errors/FILE_NOT_FOUND) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/POST_NOT_FOUND",
+                     *       "title": "Post not found",
+                     *       "status": 404,
+                     *       "code": "POST_NOT_FOUND",
+                     *       "message": "The post does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "POST_NOT_FOUND" | "FILE_NOT_FOUND";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/POST_NOT_FOUND",
+                     *       "title": "Post not found",
+                     *       "status": 404,
+                     *       "code": "POST_NOT_FOUND",
+                     *       "message": "The post does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "POST_NOT_FOUND" | "FILE_NOT_FOUND";
+                    };
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putUserAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        /** @description The image: its bytes as the body, or a form with one part named `file`. The type is judged by the bytes. */
+        requestBody: {
+            content: {
+                "image/jpeg": string;
+                "image/png": string;
+                "image/webp": string;
+                "image/avif": string;
+                "image/gif": string;
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The image.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The image as stored. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "url": "https://api.example.com/v1/files/7",
+                     *       "contentType": "image/jpeg",
+                     *       "size": 183204,
+                     *       "width": 1200,
+                     *       "height": 800,
+                     *       "sha256": "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+                     *       "variants": {
+                     *         "thumb": "https://api.example.com/v1/files/7/thumb",
+                     *         "medium": "https://api.example.com/v1/files/7/medium"
+                     *       },
+                     *       "createdAt": "2026-11-28T16:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Image"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            404: components["responses"]["UserNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeUserAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            /** @description [USER_NOT_FOUND](/errors/USER_NOT_FOUND), [FILE_NOT_FOUND](/errors/FILE_NOT_FOUND) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/USER_NOT_FOUND",
+                     *       "title": "User not found",
+                     *       "status": 404,
+                     *       "code": "USER_NOT_FOUND",
+                     *       "message": "The user does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "USER_NOT_FOUND" | "FILE_NOT_FOUND";
+                    };
+                    /**
+                     * @example {
+                     *       "type": "/errors/USER_NOT_FOUND",
+                     *       "title": "User not found",
+                     *       "status": 404,
+                     *       "code": "USER_NOT_FOUND",
+                     *       "message": "The user does not exist.",
+                     *       "requestId": "req-1"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "USER_NOT_FOUND" | "FILE_NOT_FOUND";
+                    };
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
