@@ -7877,7 +7877,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/*": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "image/avif": string;
+                    "image/gif": string;
                 };
             };
             /** @description The range asked for. */
@@ -7902,7 +7906,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/*": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "image/avif": string;
+                    "image/gif": string;
                 };
             };
             /** @description Not modified: the If-None-Match tag still matches. */
@@ -7977,7 +7985,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/*": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "image/avif": string;
+                    "image/gif": string;
                 };
             };
             /** @description The range asked for. */
@@ -8002,7 +8014,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/*": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "image/avif": string;
+                    "image/gif": string;
                 };
             };
             /** @description Not modified: the If-None-Match tag still matches. */

@@ -8,6 +8,7 @@ import { ApiError } from '../http/errors.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { COMMON_HEADERS, empty, ETAG_HEADER, unlimitedErrorResponses } from '../http/schemas.js'
 import { findFile } from './file.repository.js'
+import { IMAGE_TYPES } from './image-type.js'
 import { unlessStorageFails } from './file.service.js'
 import { FileParams, VariantParams } from './image.schemas.js'
 import type { VariantName } from './image-processing.js'
@@ -37,7 +38,7 @@ function bytesResponse (description: string, headers: Record<string, TSchema> = 
   return Type.Unsafe({
     description,
     headers: { ...COMMON_HEADERS, ...FILE_HEADERS, ...headers },
-    content: { 'image/*': { schema: { type: 'string', format: 'binary' } } }
+    content: Object.fromEntries(IMAGE_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]))
   })
 }
 

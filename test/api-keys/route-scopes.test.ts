@@ -15,7 +15,8 @@ const SESSION_ONLY = [
   'GET /v1/sessions/current', 'DELETE /v1/sessions/current', 'POST /v1/sessions/current/reauthentication',
   'POST /v1/api-keys', 'GET /v1/api-keys', 'GET /v1/api-keys/{id}', 'DELETE /v1/api-keys/{id}',
   'GET /v1/users/{id}/identities', 'DELETE /v1/users/{id}/identities/{provider}',
-  'POST /v1/users/{id}/totp', 'PUT /v1/users/{id}/totp', 'DELETE /v1/users/{id}/totp'
+  'POST /v1/users/{id}/totp', 'PUT /v1/users/{id}/totp', 'DELETE /v1/users/{id}/totp',
+  'PUT /v1/users/{id}/avatar', 'DELETE /v1/users/{id}/avatar'
 ]
 
 interface Operation { key: string, method: string, path: string, security: Array<Record<string, string[]>> | undefined }

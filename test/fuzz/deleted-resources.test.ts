@@ -1,3 +1,4 @@
+import sharp from 'sharp'
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import fc from 'fast-check'
@@ -19,7 +20,9 @@ const world = await World.create(fuzz)
 
 // Turning the second factor off is not deleting a resource: afterwards a new enrolment is
 // welcome (201) and the others answer TOTP_NOT_FOUND, as test/mfa/totp.test.ts asserts.
-const SETTINGS = new Set(['DELETE /v1/users/{id}/totp'])
+// Nor is removing an avatar: afterwards a new one is set with PUT (200).
+const SETTINGS = new Set(['DELETE /v1/users/{id}/totp', 'DELETE /v1/users/{id}/avatar'])
+let doomed = 0
 const deletes = fuzz.operations.filter((op) => op.method === 'DELETE' && op.responses['204'] !== undefined && !SETTINGS.has(op.key))
 const familyOf = (del: Operation) => fuzz.operations.filter((op) => op.path === del.path || op.path.startsWith(`${del.path}/`))
 
@@ -111,6 +114,28 @@ async function make (del: Operation): Promise<Made> {
       })
       return { id: String(alice.id), path: { provider: FUZZ_PROVIDER }, owner: alice, asker: () => auth('alice') }
     }
+    case '/v1/posts/{id}/images/{imageId}':
+    case '/v1/products/{id}/images/{imageId}': {
+      const onPost = del.path.startsWith('/v1/posts/')
+      const owner = onPost ? world.users.alice : world.users.admin
+      const ownerId = onPost ? world.posts.alice : world.products.onSale
+      const picture = await sharp({ create: { width: 10, height: 10, channels: 3, background: { r: doomed++ % 256, g: 200, b: 9 } } }).png().toBuffer()
+      const res = await app.inject({ method: 'POST', url: `/v1/${onPost ? 'posts' : 'products'}/${ownerId}/images`, headers: { ...owner.auth, 'content-type': 'image/png' }, payload: picture })
+      assert.equal(res.statusCode, 201, res.body)
+      const imageId = String(res.json().id)
+      return {
+        id: String(ownerId),
+        path: { imageId },
+        owner,
+        asker: () => owner.auth.authorization,
+        // Its address went with it.
+        gone: async () => {
+          const read = await app.inject({ method: 'GET', url: `/v1/files/${imageId}/thumb` })
+          assert.equal(read.statusCode, 404)
+          assert.equal(read.json().code, 'FILE_NOT_FOUND')
+        }
+      }
+    }
     default: throw new Error(`no way to make the resource of ${del.key}: teach deleted-resources.test.ts`)
   }
 }
@@ -121,8 +146,9 @@ async function make (del: Operation): Promise<Made> {
  */
 function expected (op: Operation, del: Operation): { status: number, code: string } {
   if (!op.path.includes('{id}')) return { status: 401, code: 'AUTHENTICATION_REQUIRED' }
-  // An identity is the resource, not the account that still exists around it.
+  // An identity is the resource, not the account that still exists around it; so is an image.
   if (del.path.endsWith('/identities/{provider}')) return { status: 404, code: 'IDENTITY_NOT_FOUND' }
+  if (del.path.endsWith('/images/{imageId}')) return { status: 404, code: 'FILE_NOT_FOUND' }
   const own = new Set(documentedCodes(del, 404))
   const codes = documentedCodes(op, 404).filter((c) => c !== 'NOT_FOUND' && own.has(c))
   assert.equal(codes.length, 1, `${op.key} documents one not-found code for its resource: ${codes.join(', ')}`)

@@ -1,3 +1,4 @@
+import sharp from 'sharp'
 import assert from 'node:assert/strict'
 import type { LightMyRequestResponse } from 'fastify'
 import { ensureAdmin } from '../../src/users/admin-bootstrap.js'
@@ -5,7 +6,8 @@ import { createUser, tokenOf, uniqueEmail, type TestUser } from '../helper.js'
 import type { FuzzApp } from './fuzz-app.js'
 
 // The resources the fuzzer addresses: two users and the admin (the start-up admin of
-// ADMIN_EMAIL / ADMIN_PASSWORD), a post each, products in three states and an order each.
+// ADMIN_EMAIL / ADMIN_PASSWORD), a post each, products in three states and an order each, and
+// an image on alice's post and one on the product on sale.
 // Generated requests name them by slot ("alice's post"), resolved to a real id when the request
 // is sent; whatever a request deleted or changed is made again before the next one.
 
@@ -13,7 +15,9 @@ export type Who = 'alice' | 'bob' | 'admin'
 export const PEOPLE: Who[] = ['alice', 'bob', 'admin']
 export type Author = 'alice' | 'bob'
 export type ProductState = 'onSale' | 'offSale' | 'soldOut'
-type SlotKind = 'userId' | 'postId' | 'productId' | 'orderId' | 'endpointId' | 'deliveryId' | 'email' | 'password'
+type SlotKind = 'userId' | 'postId' | 'productId' | 'orderId' | 'endpointId' | 'deliveryId' | 'fileId' | 'email' | 'password'
+/** The images of the world: one on alice's post, one on the product on sale. */
+export type ImageOwner = 'alicePost' | 'onSale'
 
 /** A value chosen by name at generation time and read from the world when the request is sent. */
 export class Slot {
@@ -30,6 +34,7 @@ export const SLOTS: Record<SlotKind, Slot[]> = {
   orderId: ['alice', 'bob'].map((w) => new Slot('orderId', w)),
   endpointId: ['alice', 'bob'].map((w) => new Slot('endpointId', w)),
   deliveryId: ['alice', 'bob'].map((w) => new Slot('deliveryId', w)),
+  fileId: ['alicePost', 'onSale'].map((o) => new Slot('fileId', o)),
   email: PEOPLE.map((w) => new Slot('email', w)),
   password: PEOPLE.map((w) => new Slot('password', w))
 }
@@ -42,6 +47,7 @@ export class World {
   /** A webhook endpoint each (to a loopback port nothing answers on), and its ping's delivery. */
   endpoints = {} as Record<Author, bigint>
   deliveries = {} as Record<Author, bigint>
+  images = {} as Record<ImageOwner, bigint>
   private readonly stale = new Set<string>()
 
   private readonly fuzz: FuzzApp
@@ -74,6 +80,7 @@ export class World {
     }
     for (const state of ['onSale', 'offSale', 'soldOut'] as const) {
       if (!this.stale.delete(`product:${state}`)) continue
+      if (state === 'onSale') this.stale.add('image:onSale')
       const body = { name: `fuzz ${state}`, price: 250, category: 'BOOK', stock: state === 'soldOut' ? 0 : 1_000_000, onSale: state !== 'offSale' }
       const res = await this.inject('POST', '/v1/products', 'admin', body)
       assert.equal(res.statusCode, 201, res.body)
@@ -84,6 +91,7 @@ export class World {
         const res = await this.inject('POST', '/v1/posts', who, { title: `${who}'s post`, content: 'Written before the fuzzing.' })
         assert.equal(res.statusCode, 201, res.body)
         this.posts[who] = BigInt(res.json().id)
+        if (who === 'alice') this.stale.add('image:alicePost')
       }
       if (this.stale.delete(`endpoint:${who}`)) {
         const res = await this.inject('POST', '/v1/webhook-endpoints', who, { url: 'http://127.0.0.1:9/fuzz', events: ['order.shipped'] })
@@ -98,6 +106,19 @@ export class World {
         assert.equal(res.statusCode, 201, res.body)
         this.orders[who] = BigInt(res.json().id)
       }
+    }
+    await this.makeImages()
+  }
+
+  /** The world's picture: distinct bytes for each image made, so that removing one never touches another's. */
+  private pictures = 0
+  private async makeImages (): Promise<void> {
+    for (const [owner, url, who] of [['alicePost', `/v1/posts/${this.posts.alice}/images`, 'alice'], ['onSale', `/v1/products/${this.products.onSale}/images`, 'admin']] as const) {
+      if (!this.stale.delete(`image:${owner}`)) continue
+      const picture = await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: this.pictures++ % 256, g: 30, b: 60 } } }).png().toBuffer()
+      const res = await this.fuzz.app.inject({ method: 'POST', url, headers: { ...this.users[who].auth, 'content-type': 'image/png' }, payload: picture })
+      assert.equal(res.statusCode, 201, res.body)
+      this.images[owner] = BigInt(res.json().id)
     }
   }
 
@@ -126,6 +147,7 @@ export class World {
       case 'orderId': return this.orders[slot.name as Author]
       case 'endpointId': return this.endpoints[slot.name as Author]
       case 'deliveryId': return this.deliveries[slot.name as Author]
+      case 'fileId': return this.images[slot.name as ImageOwner]
       case 'email': return this.users[slot.name as Who].email
       case 'password': return this.users[slot.name as Who].password
     }
@@ -171,6 +193,9 @@ export class World {
         break
       case 'PATCH /v1/webhook-endpoints/{id}': case 'DELETE /v1/webhook-endpoints/{id}':
         for (const who of ['alice', 'bob'] as const) if (String(this.endpoints[who]) === id) this.stale.add(`endpoint:${who}`)
+        break
+      case 'DELETE /v1/posts/{id}/images/{imageId}': case 'DELETE /v1/products/{id}/images/{imageId}':
+        for (const owner of ['alicePost', 'onSale'] as const) if (String(this.images[owner]) === params.imageId) this.stale.add(`image:${owner}`)
         break
       case 'PATCH /v1/orders/{id}':
         for (const who of ['alice', 'bob'] as const) if (String(this.orders[who]) === id) this.stale.add(`order:${who}`)

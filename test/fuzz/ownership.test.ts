@@ -26,8 +26,8 @@ interface Rule {
   adminAllowed: boolean
 }
 
-// Posts: only the author writes (admins included in the refusal). Users: only the user changes
-// or deletes the account, its password, its identity providers, its second factor, or lists its
+// Posts: only the author writes, its images included (admins included in the refusal). Users: only the user changes
+// or deletes the account, its avatar, its password, its identity providers, its second factor, or lists its
 // orders (the admin may list them).
 // Orders: only the owner or an admin; someone else's order is 404 ORDER_NOT_FOUND, as if it did
 // not exist (a 403 would tell that the id exists, and ids are sequential).
@@ -35,6 +35,10 @@ const RULES: Record<string, Rule> = {
   'PUT /v1/posts/{id}': { kind: 'postId', refusal: { status: 403, code: 'FORBIDDEN_POST_ACCESS' }, adminAllowed: false },
   'PATCH /v1/posts/{id}': { kind: 'postId', refusal: { status: 403, code: 'FORBIDDEN_POST_ACCESS' }, adminAllowed: false },
   'DELETE /v1/posts/{id}': { kind: 'postId', refusal: { status: 403, code: 'FORBIDDEN_POST_ACCESS' }, adminAllowed: false },
+  'POST /v1/posts/{id}/images': { kind: 'postId', refusal: { status: 403, code: 'FORBIDDEN_POST_ACCESS' }, adminAllowed: false },
+  'DELETE /v1/posts/{id}/images/{imageId}': { kind: 'postId', refusal: { status: 403, code: 'FORBIDDEN_POST_ACCESS' }, adminAllowed: false },
+  'PUT /v1/users/{id}/avatar': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
+  'DELETE /v1/users/{id}/avatar': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'PUT /v1/users/{id}': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'DELETE /v1/users/{id}': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'PUT /v1/users/{id}/password': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },

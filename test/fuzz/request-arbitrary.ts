@@ -1,3 +1,4 @@
+import sharp from 'sharp'
 import fc from 'fast-check'
 import { ADMIN_SCOPES, SCOPES } from '../../src/auth/scopes.js'
 import { FUZZ_PROVIDER, FUZZ_REDIRECT, type RawRequest } from './fuzz-app.js'
@@ -62,6 +63,7 @@ function parameterArbitrary (op: Operation, p: Parameter, codes: string[]): fc.A
   if (p.in === 'path' && p.name === 'id') return idFor(pathIdSlots(op.path), validArbitrary(p.schema, {}, `${op.key} path ${p.name}`))
   if (p.in === 'path' && p.name === 'provider') return fc.constant(FUZZ_PROVIDER)
   if (p.in === 'path' && p.name === 'deliveryId') return idFor(SLOTS.deliveryId, idString)
+  if (p.in === 'path' && (p.name === 'fileId' || p.name === 'imageId')) return idFor(SLOTS.fileId, idString)
   if (p.in === 'query' && p.name === 'authorId') return idFor(SLOTS.userId, idString)
   if (p.in === 'header' && p.schema.type === 'string' && p.schema.pattern === undefined) return headerText
   return validArbitrary(p.schema, {}, `${op.key} ${p.in} ${p.name}`)
@@ -82,6 +84,35 @@ export function bodyMedia (op: Operation): Array<[string, Schema]> {
   return Object.entries(op.body?.media ?? {})
 }
 
+/** An upload's body, sent as its bytes with its own Content-Type (a form's names its boundary). */
+export class FileBody {
+  readonly bytes: Buffer
+  readonly contentType: string
+  constructor (bytes: Buffer, contentType: string) { this.bytes = bytes; this.contentType = contentType }
+  toJSON (): string { return `<${this.contentType}: ${this.bytes.length} bytes>` }
+}
+
+// A small real image of each type an upload takes: a valid upload is an image whose bytes are
+// what its Content-Type says.
+const base = sharp({ create: { width: 12, height: 8, channels: 3, background: { r: 200, g: 100, b: 50 } } })
+const IMAGES: Record<string, Buffer> = {
+  'image/jpeg': await base.clone().jpeg().toBuffer(),
+  'image/png': await base.clone().png().toBuffer(),
+  'image/webp': await base.clone().webp().toBuffer(),
+  'image/gif': await base.clone().gif().toBuffer(),
+  'image/avif': await base.clone().avif({ effort: 0 }).toBuffer()
+}
+
+function fileBody (type: string, schema: Schema): fc.Arbitrary<FileBody> | undefined {
+  if (schema.format === 'binary' && IMAGES[type] !== undefined) return fc.constant(new FileBody(IMAGES[type], type))
+  if (type === 'multipart/form-data' && schema.properties?.file?.format === 'binary') {
+    const boundary = 'fuzz-boundary-7d3f'
+    const bytes = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="fuzz.png"\r\nContent-Type: image/png\r\n\r\n`), IMAGES['image/png']!, Buffer.from(`\r\n--${boundary}--\r\n`)])
+    return fc.constant(new FileBody(bytes, `multipart/form-data; boundary=${boundary}`))
+  }
+  return undefined
+}
+
 /**
  * Requests the document says are valid for this operation. `codes` are the error codes the
  * document names (for the catalogue's `/errors/{code}`).
@@ -90,7 +121,7 @@ export function validRequest (op: Operation, codes: string[] = []): fc.Arbitrary
   const media = bodyMedia(op)
   const body: fc.Arbitrary<[string | undefined, unknown]> = media.length === 0
     ? fc.constant([undefined, undefined])
-    : fc.oneof(...media.map(([type, schema]) => fc.tuple(fc.constant(type), validArbitrary(schema, { member: bodyHints }, `${op.key} body`))))
+    : fc.oneof(...media.map(([type, schema]) => fc.tuple(fc.constant(type), fileBody(type, schema) ?? validArbitrary(schema, { member: bodyHints }, `${op.key} body`))))
   return fc.record({
     path: parametersArbitrary(op, 'path', codes),
     query: parametersArbitrary(op, 'query', codes),
@@ -128,7 +159,8 @@ function ordered (query: Record<string, unknown>): Record<string, unknown> {
  * its first page (a generated cursor is another list's, 400), a precondition is `If-Match: *`
  * (a generated tag is stale, 412), the caller is the user of the path (an account's own
  * operations: change, delete, password), and a password goes with the account it is offered
- * for (the e-mail beside it at log-in, the user of the path on a password change).
+ * for (the e-mail beside it at log-in, the user of the path on a password change), and an image
+ * is removed through its owner by the owner's author.
  */
 function align (request: GeneratedRequest): GeneratedRequest {
   const pathUser = request.path.id instanceof Slot && request.path.id.kind === 'userId' ? request.path.id.name as Who : undefined
@@ -136,8 +168,14 @@ function align (request: GeneratedRequest): GeneratedRequest {
   delete query.cursor
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, name.toLowerCase() === 'if-match' ? '*' : value]))
   const aligned = { ...request, query, headers, who: pathUser !== undefined && request.who !== undefined ? pathUser : request.who }
+  // An image removed through what owns it: the world's image of that owner, by its owner's author.
+  if (request.path.imageId !== undefined) {
+    const onPost = request.key.includes('/v1/posts/')
+    aligned.path = { ...request.path, id: onPost ? new Slot('postId', 'alice') : new Slot('productId', 'onSale'), imageId: new Slot('fileId', onPost ? 'alicePost' : 'onSale') }
+    aligned.who = onPost ? 'alice' : 'admin'
+  }
   const body = request.body as Record<string, unknown> | undefined
-  if (body === undefined || body === null || typeof body !== 'object') return aligned
+  if (body === undefined || body === null || typeof body !== 'object' || body instanceof FileBody) return aligned
   const owner = body.email instanceof Slot ? body.email.name : pathUser
   if (owner === undefined) return aligned
   const copy = { ...body }
@@ -164,7 +202,10 @@ export function materialize (world: World, g: GeneratedRequest): Materialized {
   if (g.who !== undefined) headers.authorization = world.users[g.who].auth.authorization
   const body = world.resolve(g.body, 'body')
   const raw: RawRequest = { method, url: query === '' ? url : `${url}?${query}`, headers }
-  if (g.contentType !== undefined) {
+  if (g.body instanceof FileBody) {
+    headers['content-type'] = g.body.contentType
+    raw.payload = g.body.bytes
+  } else if (g.contentType !== undefined) {
     headers['content-type'] = g.contentType
     raw.payload = JSON.stringify(body)
   }

@@ -25,8 +25,11 @@ export const SEQUENCE_PATTERN = '^(0|[1-9][0-9]{0,15})$'
 export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$'
 /** An identity provider's id (OIDC_PROVIDERS). */
 export const PROVIDER_PATTERN = PROVIDER_ID.source
-const KNOWN_PATTERNS = [NON_BLANK, WELL_FORMED, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD, PROVIDER_PATTERN]
-const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri']
+/** An image's SHA-256 (responses only). */
+export const SHA256_PATTERN = '^[0-9a-f]{64}$'
+const KNOWN_PATTERNS = [NON_BLANK, WELL_FORMED, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD, PROVIDER_PATTERN, SHA256_PATTERN]
+// `binary`: an upload's body (an image or a form), never JSON: the fuzzer sends those no JSON body.
+const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri', 'binary']
 
 export const MAX_ID = 9223372036854775807n
 
@@ -148,6 +151,7 @@ function stringArbitrary (schema: Schema): fc.Arbitrary<string> {
   if (schema.pattern === PRINTABLE_KEY_PATTERN) return printableKey.filter((k) => k.length >= min && k.length <= max)
   if (schema.pattern === NON_BLANK) return nonBlankText(Math.max(min, 1), max)
   if (schema.pattern === PROVIDER_PATTERN) return fc.stringMatching(PROVIDER_ID).filter((s) => s.length >= min && s.length <= max)
+  if (schema.pattern === SHA256_PATTERN) return fc.stringMatching(/^[0-9a-f]{64}$/)
   return fc.array(textChar, { minLength: min, maxLength: Math.min(max, min + 40) }).map((c) => c.join(''))
 }
 

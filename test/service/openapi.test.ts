@@ -222,7 +222,7 @@ describe('OpenAPI document', () => {
       const expected = ['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE', ...(limited ? ['TOO_MANY_REQUESTS'] : [])]
       if (name.includes('{id}') || name.includes('{fileId}')) expected.push('VALIDATION_ERROR')
       if (op.requestBody !== undefined) expected.push('VALIDATION_ERROR', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE')
-      if (op.requestBody?.content?.['application/json'] !== undefined) expected.push('MALFORMED_JSON')
+      if ((op.requestBody as { content?: Record<string, unknown> } | undefined)?.content?.['application/json'] !== undefined) expected.push('MALFORMED_JSON')
       if (op.security === undefined || op.security.length > 0) expected.push('AUTHENTICATION_REQUIRED', 'INSUFFICIENT_SCOPE')
       for (const code of expected) if (!codes.has(code)) missing.push(`${name}: ${code}`)
     }

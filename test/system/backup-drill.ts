@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import type { TestContext } from 'node:test'
+import sharp from 'sharp'
 import { body, signUpAndLogIn } from './api-client.js'
 import { attempt, json, startLoad, type Outcome } from './load.js'
 
@@ -21,6 +23,9 @@ export const RPO_MS = 2000
  */
 interface Version { content: string, started: number, acknowledged: number }
 
+/** An image uploaded during the drill: `acknowledged` as for a Version. */
+export interface DrillImage { id: number, postId: number, sha256: string, acknowledged: number }
+
 export interface DrillRecord {
   /** Each post acknowledged as created, with every version of its content sent, in order (see Version). */
   posts: Map<number, Version[]>
@@ -29,6 +34,8 @@ export interface DrillRecord {
   /** The marked time. */
   at: number
   acknowledged: number
+  /** Images uploaded among the writes (with `images`), each answered 201. */
+  images: DrillImage[]
 }
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
@@ -45,6 +52,8 @@ export async function drillLoad (base: string, options: {
   /** Waits, after `afterMs` and with the writers going on, for what the loss must come after (bounded by the caller). */
   beforeLoss?: () => Promise<void>
   loseWhileWriting: () => Promise<void>
+  /** One more client uploads images to its posts, one after another, until the loss. */
+  images?: boolean
 }): Promise<DrillRecord> {
   const posts = new Map<number, Version[]>()
   const acknowledge = (id: number, version: Version): void => {
@@ -84,6 +93,9 @@ export async function drillLoad (base: string, options: {
     return outcome
   }
   const load = startLoad(WRITERS, step)
+  const images: DrillImage[] = []
+  let lost = false
+  const uploading = options.images === true ? uploadImages(base, images, () => lost) : Promise.resolve()
   await sleep(options.beforeMs)
   const at = Date.now()
   // The victims go, one client, while the writers go on.
@@ -96,9 +108,60 @@ export async function drillLoad (base: string, options: {
   await sleep(Math.max(0, options.afterMs - (Date.now() - at)))
   await options.beforeLoss?.()
   await options.loseWhileWriting()
+  lost = true
   const outcomes = await load.stop()
+  await uploading
   for (const o of outcomes) assert.ok(typeof o.status !== 'number' || o.status < 300, `${o.op}: ${o.status}`)
-  return { posts, victims, at, acknowledged: acknowledged + VICTIMS }
+  return { posts, victims, at, acknowledged: acknowledged + VICTIMS, images }
+}
+
+/** Uploads distinct small images to posts of one client (20 a post), one at a time, until `stop()`; records each answered 201. */
+async function uploadImages (base: string, images: DrillImage[], stop: () => boolean): Promise<void> {
+  const uploader = await signUpAndLogIn(base, `uploader.${Date.now()}@example.com`)
+  let postId: number | undefined
+  for (let n = 0; !stop(); n++) {
+    try {
+      if (n % 20 === 0) postId = (await body(await fetch(`${base}/v1/posts`, json({ title: 'pictures', content: 'with images' }, uploader.auth)), 201) as { id: number }).id
+      const picture = await sharp({ create: { width: 48, height: 32, channels: 3, background: { r: n % 256, g: Math.floor(n / 256) % 256, b: 7 } } }).png().toBuffer()
+      const res = await fetch(`${base}/v1/posts/${postId!}/images`, { method: 'POST', headers: { ...uploader.auth, 'content-type': 'image/png' }, body: picture })
+      const answered = Date.now()
+      if (res.status === 201) {
+        const image = await res.json() as { id: number, sha256: string }
+        images.push({ id: image.id, postId: postId!, sha256: image.sha256, acknowledged: answered })
+      } else {
+        await res.arrayBuffer()
+      }
+    } catch {
+      // The machine went in the middle of the request: no answer, nothing recorded.
+    }
+  }
+}
+
+export interface ImageFigures {
+  /** Images answered 201 at least `rpoMs` before the loss. */
+  acknowledgedBeforeRpo: number
+  /** Of those, not served whole by the restored service. */
+  missing: number
+  /** Images the restored database names (any age) whose bytes it cannot serve: a dangling reference. */
+  dangling: number
+}
+
+/** The images after the restore: every one acknowledged `rpoMs` before the loss is served with its bytes; none the database names is without them. */
+export async function checkImages (base: string, record: DrillRecord, lostAt: number, rpoMs = RPO_MS): Promise<ImageFigures> {
+  let acknowledgedBeforeRpo = 0
+  let missing = 0
+  let dangling = 0
+  for (const image of record.images) {
+    const res = await fetch(`${base}/v1/files/${image.id}`)
+    const bytes = Buffer.from(await res.arrayBuffer())
+    const whole = res.status === 200 && createHash('sha256').update(bytes).digest('hex') === image.sha256
+    if (res.status !== 200 && res.status !== 404) dangling += 1
+    if (image.acknowledged <= lostAt - rpoMs) {
+      acknowledgedBeforeRpo += 1
+      if (!whole) missing += 1
+    }
+  }
+  return { acknowledgedBeforeRpo, missing, dangling }
 }
 
 /** A post as a restored service shows it: its content, or undefined when it is not there (404). */
@@ -200,8 +263,8 @@ export async function checkAt (base: string, record: DrillRecord): Promise<AtFig
  * `rpoMs` before the loss and none of the deletions; the restore to T holds every victim and
  * nothing sent after T.
  */
-export function reportAndCheck (t: TestContext, drill: { labels: Record<string, unknown>, record: DrillRecord, latest: LatestFigures, at: AtFigures, restoreSeconds: number, restoreToTSeconds: number, rpoMs?: number }): void {
-  const { labels, record, latest, at, rpoMs = RPO_MS } = drill
+export function reportAndCheck (t: TestContext, drill: { labels: Record<string, unknown>, record: DrillRecord, latest: LatestFigures, at: AtFigures, restoreSeconds: number, restoreToTSeconds: number, rpoMs?: number, images?: ImageFigures }): void {
+  const { labels, record, latest, at, rpoMs = RPO_MS, images } = drill
   t.diagnostic(`figures ${JSON.stringify({
     ...labels,
     acknowledged: record.acknowledged,
@@ -214,7 +277,8 @@ export function reportAndCheck (t: TestContext, drill: { labels: Record<string, 
     pitrRowsBack: at.victimsBack,
     sentAfterT: at.startedAfter,
     sentAfterTPresent: at.presentAfter,
-    restoreToTSeconds: drill.restoreToTSeconds
+    restoreToTSeconds: drill.restoreToTSeconds,
+    ...(images === undefined ? {} : { imagesAcknowledged: record.images.length, imagesBeforeRpoBound: images.acknowledgedBeforeRpo, imagesMissing: images.missing, imagesDangling: images.dangling })
   })}`)
   for (const example of latest.examples) t.diagnostic(`missing: ${example}`)
   assert.equal(latest.missing, 0, `every write acknowledged ${rpoMs} ms before the loss is restored`)
@@ -223,4 +287,9 @@ export function reportAndCheck (t: TestContext, drill: { labels: Record<string, 
   assert.ok(at.startedAfter > 0, 'writes were sent after T')
   assert.equal(at.presentAfter, 0, 'nothing sent after T is in the restore to T')
   assert.equal(at.missing, 0, `every write acknowledged ${RPO_MS} ms before T is in the restore to T`)
+  if (images !== undefined) {
+    assert.ok(images.acknowledgedBeforeRpo > 0, 'images were uploaded among the writes')
+    assert.equal(images.missing, 0, `every image acknowledged ${rpoMs} ms before the loss is served whole after the restore`)
+    assert.equal(images.dangling, 0, 'no image the restored database names is without its bytes')
+  }
 }

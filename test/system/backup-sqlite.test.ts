@@ -9,7 +9,7 @@ import { freePort } from '../../scripts/free-port.mjs'
 import { startS3Store, type S3Store } from '../support/s3-store.js'
 import { startServer, type ServerProcess } from '../server/process.js'
 import { body, signUpAndLogIn } from './api-client.js'
-import { checkAt, checkLatest, drillLoad, readPost, reportAndCheck } from './backup-drill.js'
+import { checkAt, checkImages, checkLatest, drillLoad, readPost, reportAndCheck } from './backup-drill.js'
 import { json } from './load.js'
 import { restoreArguments } from '../service-command.js'
 
@@ -18,8 +18,9 @@ import { restoreArguments } from '../service-command.js'
 // T is marked, posts deleted, the writing goes on; then the machine is lost: Litestream and the
 // service SIGKILLed at the same moment (no final upload), the data folder deleted. `npm run
 // restore` brings back the latest state, which must hold every write acknowledged 2 s before the
-// loss, with its last content; a restore to T brings the deleted posts back and holds nothing
-// sent after T. Before the drill, the bucket's store goes away for 12 s under writes: the API
+// loss, with its last content, and serves every image acknowledged by then (uploaded among the
+// writes into the data folder, brought back from the backup's copy); a restore to T brings the
+// deleted posts back and holds nothing sent after T. Before the drill, the bucket's store goes away for 12 s under writes: the API
 // answers every write, the lag metric and the warning say so, and once the store is back the
 // replica catches up (the writes of the outage are in the latest restore).
 
@@ -94,7 +95,9 @@ async function drill (t: TestContext, target: 'file' | 's3'): Promise<void> {
   const file = join(dir, 'data', 'app.db')
   const backupUrl = target === 's3' ? 's3://backups/drill/app-db' : `file:${join(dir, 'replica')}`
   const metricsPort = await freePort()
-  const server = startServer({ DATABASE_URL: `file:${file}`, BACKUP_URL: backupUrl, SHUTDOWN_GRACE_MS: '0', METRICS_PORT: String(metricsPort), ...storeEnv })
+  // The images in the data folder too: lost with the machine, restored from the backup's copy.
+  const files = `file:${join(dir, 'data', 'files')}`
+  const server = startServer({ DATABASE_URL: `file:${file}`, BACKUP_URL: backupUrl, STORAGE_URL: files, SHUTDOWN_GRACE_MS: '0', METRICS_PORT: String(metricsPort), ...storeEnv })
   after(() => { if (server.child.exitCode === null) server.child.kill('SIGKILL')})
   const base = await server.listening()
   await server.logged(/snapshot written/)
@@ -105,6 +108,7 @@ async function drill (t: TestContext, target: 'file' | 's3'): Promise<void> {
   const record = await drillLoad(base, {
     beforeMs: 2500,
     afterMs: 3000,
+    images: true,
     loseWhileWriting: async () => {
       // The machine goes: nothing gets to upload a last time.
       lostAt = Date.now()
@@ -115,25 +119,28 @@ async function drill (t: TestContext, target: 'file' | 's3'): Promise<void> {
   })
   rmSync(join(dir, 'data'), { recursive: true, force: true })
 
-  const latest = await restore(backupUrl, storeEnv, file)
-  const restored = startServer({ DATABASE_URL: `file:${file}` })
+  const latest = await restore(backupUrl, { ...storeEnv, STORAGE_URL: files }, file)
+  assert.match(latest.stdout, /\nfiles: [1-9]\d* copied into /)
+  const restored = startServer({ DATABASE_URL: `file:${file}`, STORAGE_URL: files })
   const restoredBase = await restored.listening()
   const latestFigures = await checkLatest(restoredBase, record, lostAt)
+  const imageFigures = await checkImages(restoredBase, record, lostAt)
   let outageMissing = 0
   for (const id of outagePosts) if (await readPost(restoredBase, id) === undefined) outageMissing++
   restored.child.kill('SIGTERM')
   assert.equal(await restored.exit(), 0)
 
   const atFile = join(dir, 'at', 'app.db')
-  const atRestore = await restore(backupUrl, storeEnv, atFile, new Date(record.at).toISOString())
-  const atServer = startServer({ DATABASE_URL: `file:${atFile}` })
+  const atFiles = `file:${join(dir, 'at', 'files')}`
+  const atRestore = await restore(backupUrl, { ...storeEnv, STORAGE_URL: atFiles }, atFile, new Date(record.at).toISOString())
+  const atServer = startServer({ DATABASE_URL: `file:${atFile}`, STORAGE_URL: atFiles })
   const atFigures = await checkAt(await atServer.listening(), record)
   atServer.child.kill('SIGTERM')
   assert.equal(await atServer.exit(), 0)
 
   if (store !== undefined) t.diagnostic(`store outage: ${outagePosts.length} writes, ${outageMissing} of them missing from the latest restore`)
   assert.equal(outageMissing, 0, 'every write of the store\'s outage is in the latest restore')
-  reportAndCheck(t, { labels: { database: 'sqlite', backup: target }, record, latest: latestFigures, at: atFigures, restoreSeconds: latest.seconds, restoreToTSeconds: atRestore.seconds })
+  reportAndCheck(t, { labels: { database: 'sqlite', backup: target }, record, latest: latestFigures, at: atFigures, restoreSeconds: latest.seconds, restoreToTSeconds: atRestore.seconds, images: imageFigures })
 }
 
 test('SQLite, backups in a folder: the latest restore holds every write acknowledged 2 s before the machine was lost; a restore to T brings deleted rows back', { timeout: 120_000 }, async (t) => {
