@@ -29,8 +29,11 @@ export interface BlobStore {
    * once they are durable (on disk, synced; or acknowledged by the bucket).
    */
   put: (key: string, source: BlobSource, contentType: string) => Promise<void>
-  /** The blob's bytes from `start` to `end` inclusive (the whole blob without them), or undefined when there is none. */
-  read: (key: string, range?: { start: number, end: number }) => Promise<BlobRead | undefined>
+  /**
+   * The blob's bytes from `start` to `end` inclusive (the whole blob without them), or undefined
+   * when there is none. `size`, when the caller knows it (a file's row), spares asking for it.
+   */
+  read: (key: string, range?: { start: number, end: number }, size?: number) => Promise<BlobRead | undefined>
   /** The blob's size, or undefined when there is none. */
   size: (key: string) => Promise<number | undefined>
   /** Removes the blob; removing one that is not there is not an error. */

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { execute, precompiled } from '../db/compiled.js'
 import type { DialectName } from '../db/database.js'
 import type { Executor } from '../db/schema.js'
 import { toIso } from '../db/types.js'
@@ -62,8 +63,13 @@ export async function insertFile (trx: Executor, file: NewFile): Promise<FileRow
   }).returningAll().executeTakeFirstOrThrow()
 }
 
+// Every read of a file's bytes looks its row up: compiled once, a named prepared statement on
+// PostgreSQL (db/compiled.ts), its columns named.
+const FILE_COLUMNS = ['id', 'blob_key', 'content_type', 'size', 'width', 'height', 'thumb_size', 'medium_size', 'product_id', 'post_id', 'avatar_of', 'created_at'] as const
+const fileById = precompiled((db: Executor, id: bigint) => db.selectFrom('files').select(FILE_COLUMNS).where('id', '=', id))
+
 export async function findFile (db: Executor, id: bigint): Promise<FileRow | undefined> {
-  return await db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst()
+  return (await execute(db, fileById(db, id))).rows[0]
 }
 
 /** The owner's files, oldest first. */

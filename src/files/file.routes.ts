@@ -90,7 +90,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // A file's bytes, asked for before any of its headers is set: a failure of the storage is an
     // error answer, which must not carry the file's year-long caching.
     const head = request.method === 'HEAD' || unchanged || range === 'unsatisfiable'
-    const read = head ? undefined : await unlessStorageFails(async () => await store.read(key, range))
+    const read = head ? undefined : await unlessStorageFails(async () => await store.read(key, range, size))
     // A row whose bytes the storage does not have is a fault of the storage, not the client's.
     if (!head && read === undefined) throw new Error(`the storage has no bytes for file ${file.id} (${key})`)
     void reply.headers({

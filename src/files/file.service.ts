@@ -16,6 +16,7 @@ import { beginRemoval, blobExists, blobRemoving, claimOrphan, deleteFile, filesO
 import type { FileRow } from './file.table.js'
 import { DEFAULT_IMAGE_LIMITS, processImage, VARIANTS, type ImageLimits, type ProcessedImage, type VariantName } from './image-processing.js'
 import { receiveUpload } from './upload-body.js'
+import { lowerWorkerPriority } from './worker-priority.js'
 
 // Uploads, from the body to a committed row, and removals, from the commit to the storage.
 //
@@ -164,6 +165,7 @@ export class FileService {
     let result
     try {
       result = await this.#slots.run(async () => {
+        lowerWorkerPriority()
         const started = performance.now()
         try {
           return await processImage(upload, folder, this.#limits)

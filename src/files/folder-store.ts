@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { createReadStream } from 'node:fs'
 import { copyFile, constants, mkdir, open, opendir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, type StoredBlob } from './blob-store.js'
@@ -60,12 +59,23 @@ export class FolderStore implements BlobStore {
     await syncFolder(folder)
   }
 
-  async read (key: string, range?: { start: number, end: number }): Promise<BlobRead | undefined> {
-    const path = this.#path(key)
-    const size = await this.size(key)
-    if (size === undefined) return undefined
-    // A removal between the two is an error on the stream, which the answer's sending reports.
-    return { body: createReadStream(path, range), size }
+  async read (key: string, range?: { start: number, end: number }, size?: number): Promise<BlobRead | undefined> {
+    // Opened first: a blob that is not there is known before anything is sent, and a removal
+    // after the open cannot take the bytes from under the read.
+    let handle
+    try {
+      handle = await open(this.#path(key), 'r')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    }
+    try {
+      const whole = size ?? (await handle.stat()).size
+      return { body: handle.createReadStream({ ...range, autoClose: true }), size: whole }
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
   }
 
   async size (key: string): Promise<number | undefined> {

@@ -79,6 +79,7 @@ export class S3Store implements BlobStore {
   }
 
   async read (key: string, range?: { start: number, end: number }): Promise<BlobRead | undefined> {
+    // The object's answer names its size: a size the caller knows is not needed.
     try {
       const answer = await this.#client.send(new this.#sdk.GetObjectCommand({
         Bucket: this.#location.bucket,
