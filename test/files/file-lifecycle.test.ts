@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
+import { BlobSweep } from '../../src/files/blob-sweep.js'
 import { assertError, buildTestApp, createAdmin, createUser } from '../helper.js'
 import { createPost } from '../posts/fixtures.js'
 import { validProduct } from '../products/fixtures.js'
@@ -136,6 +137,14 @@ describe('a file\'s life', { timeout: 120_000 }, () => {
       store.put = put
       release()
     }
+  })
+
+  test('one sweeper at a time: of two instances sweeping at once, one holds the lease and the other does nothing', async () => {
+    const other = new BlobSweep({ db: app.db, store, files: app.files, log: app.log, intervalMs: 600_000, orphanAgeMs: 3_600_000 })
+    const results = await Promise.all([app.blobSweep.run(), other.run()])
+    assert.equal(results.filter((removed) => removed === undefined).length, 1, `one sweeps, one waits: ${JSON.stringify(results)}`)
+    // Released at the end of a sweep: the next one may be either's.
+    assert.notEqual(await other.run(), undefined)
   })
 
   test('uploads of the same bytes racing the removal of their last file: every image answered 201 is served', async () => {

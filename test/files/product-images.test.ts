@@ -25,6 +25,26 @@ const upload = async (productId: number | string, body: Buffer, contentType = 'i
   await app.inject({ method: 'POST', url: `/v1/products/${productId}/images`, headers: { ...headers, 'content-type': contentType }, payload: body })
 
 describe('a product\'s images', { timeout: 60_000 }, () => {
+  test('the metrics show every refusal reason from the start, at 0, and count uploads, bytes, refusals and processing', async () => {
+    const counted = async (): Promise<Record<string, number>> => Object.fromEntries((await app.metricsRegistry.metrics()).split('\n')
+      .filter((line) => /^file_(uploads_total|upload_bytes_total|uploads_refused_total|processing_seconds_count)/.test(line))
+      .map((line) => [line.split(' ')[0]!, Number(line.split(' ')[1])]))
+    const before = await counted()
+    for (const reason of ['too-large', 'not-an-image', 'polyglot', 'undecodable', 'too-many-pixels', 'type-mismatch', 'too-many-images', 'busy']) {
+      assert.equal(before[`file_uploads_refused_total{reason="${reason}"}`], 0, reason)
+    }
+    const product = await newProduct()
+    assert.equal((await upload(product.id, png)).statusCode, 201)
+    assert.equal((await upload(product.id, png, 'image/jpeg')).statusCode, 415)
+    assert.equal((await upload(product.id, png, 'text/plain')).statusCode, 415)
+    const after = await counted()
+    assert.equal(after.file_uploads_total, 1)
+    assert.ok(after.file_upload_bytes_total! > 0)
+    assert.equal(after['file_uploads_refused_total{reason="type-mismatch"}'], 1)
+    assert.equal(after['file_uploads_refused_total{reason="not-an-image"}'], 1)
+    assert.equal(after.file_processing_seconds_count, 2)
+  })
+
   test('an admin uploads a PNG: 201 with Location and the image; the product shows it; its bytes are served', async () => {
     const product = await newProduct()
     const res = await upload(product.id, png)
