@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHash } from 'node:crypto'
-import { deflateSync } from 'node:zlib'
 import { after, describe, test } from 'node:test'
 import sharp from 'sharp'
+import { pngClaiming } from './support.js'
 import { DEFAULT_IMAGE_LIMITS, processImage as processFile, type ImageLimits, type ProcessedImage } from '../../src/files/image-processing.js'
 
 // Real images of each type, made by the encoder, through the processing an upload gets.
@@ -26,22 +26,6 @@ async function processImage (bytes: Buffer, limits: ImageLimits = DEFAULT_IMAGE_
 function processed (result: Awaited<ReturnType<typeof processImage>>): ProcessedImage {
   if ('refused' in result) assert.fail(`refused: ${JSON.stringify(result)}`)
   return result
-}
-
-/** A PNG whose header says width × height, with one tiny compressed row as its data (the decoder never gets that far). */
-function pngClaiming (width: number, height: number): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => { let c = n; for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1; return c >>> 0 })
-  const crc = (bytes: Buffer): number => { let c = 0xffffffff; for (const b of bytes) c = crcTable[(c ^ b) & 0xff]! ^ (c >>> 8); return (c ^ 0xffffffff) >>> 0 }
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const length = Buffer.alloc(4); length.writeUInt32BE(data.length)
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data])
-    const sum = Buffer.alloc(4); sum.writeUInt32BE(crc(body))
-    return Buffer.concat([length, body, sum])
-  }
-  const ihdr = Buffer.alloc(13)
-  ihdr.writeUInt32BE(width, 0); ihdr.writeUInt32BE(height, 4)
-  ihdr[8] = 8; ihdr[9] = 2 // 8 bits, RGB
-  return Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(1 + 3 * 16))), chunk('IEND', Buffer.alloc(0))])
 }
 
 /** Whether an EXIF block holds the rational n/d (either byte order). */
