@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, skipWithoutChromium } from './chromium.js'
 import { freePort } from '../../scripts/free-port.mjs'
 import { ACCOUNT_PAGES_CSP } from '../../src/accounts/account-pages.js'
 import { linkIn, SmtpCapture } from '../support/smtp-capture.js'
@@ -17,9 +18,7 @@ import { json } from './load.js'
 // script and stylesheet, pressing the button does the work and says so in words, a used link
 // says it is invalid, no CSP violation or script error occurs, and the page fits a phone.
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium'
-const missing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium)`
-const skip = missing !== undefined && process.env.CI === undefined ? missing : false
+const skip = skipWithoutChromium
 
 const VERIFY_SUBJECT = 'Verify your e-mail address'
 const RESET_SUBJECT = 'Reset your password'
@@ -62,7 +61,6 @@ async function refusedLogIn (base: string, email: string, password: string): Pro
 }
 
 test('the account pages in a browser: opening spends nothing, the button does, in words, within the CSP, on a phone too', { skip, timeout: 180_000 }, async (t) => {
-  if (missing !== undefined) throw new Error(missing)
   const dir = mkdtempSync(join(tmpdir(), 'api-account-pages-'))
   const opened: { browser?: Browser, smtp?: SmtpCapture, server?: ServerProcess } = {}
   after(async () => {
@@ -76,11 +74,7 @@ test('the account pages in a browser: opening spends nothing, the button does, i
   const server = opened.server = startServer({ DATABASE_URL: `file:${join(dir, 'app.db')}`, PORT: String(await freePort()), SMTP_URL: smtp.url, MAIL_POLL_MS: '100', SHUTDOWN_GRACE_MS: '200' })
   const base = await server.listening()
 
-  const browser = opened.browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
+  const browser = opened.browser = await launchChromium()
   const context = await browser.newContext()
   const page = await context.newPage()
   // Script errors, and console errors: a CSP violation is reported there ("Refused to …").

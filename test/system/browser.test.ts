@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchChromium, skipWithoutChromium } from './chromium.js'
 import { freePort } from '../../scripts/free-port.mjs'
 import { startServer, type ServerProcess } from '../server/process.js'
 import { body, logIn, signUpAndLogIn } from './api-client.js'
@@ -16,9 +17,7 @@ import { json } from './load.js'
 // Then the interactive reference at /docs renders every operation and webhook of the OpenAPI
 // document.
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium'
-const missing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium)`
-const skip = missing !== undefined && process.env.CI === undefined ? missing : false
+const skip = skipWithoutChromium
 const ROOT = join(import.meta.dirname, '..', '..')
 const ADMIN = { email: 'root@example.com', password: 'root password' }
 
@@ -32,7 +31,6 @@ function examplePage (): string {
 }
 
 test('a browser follows orders live through a restart of the service, then renders the reference', { skip, timeout: 180_000 }, async (t) => {
-  if (missing !== undefined) throw new Error(missing)
   const dir = mkdtempSync(join(tmpdir(), 'api-browser-'))
   const opened: { browser?: Browser } = {}
   let server: ServerProcess | undefined
@@ -49,11 +47,7 @@ test('a browser follows orders live through a restart of the service, then rende
   const buyer = await signUpAndLogIn(base, 'browser@example.com')
   const order = async (): Promise<number> => (await body(await fetch(`${base}/v1/orders`, json({ productId, quantity: 1 }, buyer.auth)), 201) as { id: number }).id
 
-  const browser = opened.browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
+  const browser = opened.browser = await launchChromium()
   const page = await browser.newPage()
   const problems: string[] = []
   page.on('pageerror', (error) => { problems.push(String(error)) })

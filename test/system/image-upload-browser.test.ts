@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchChromium, skipWithoutChromium } from './chromium.js'
 import sharp from 'sharp'
 import { freePort } from '../../scripts/free-port.mjs'
 import { startServer, type ServerProcess } from '../server/process.js'
@@ -14,9 +15,7 @@ import { signUpAndLogIn } from './api-client.js'
 // form, and shows the thumbnail the answer names; the image the browser draws is the variant
 // (200 pixels wide), served with the file's sandboxing headers, and nothing fails on the page.
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium'
-const missing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium)`
-const skip = missing !== undefined && process.env.CI === undefined ? missing : false
+const skip = skipWithoutChromium
 const ROOT = join(import.meta.dirname, '..', '..')
 
 /** The example page of docs/files.md: the html block of its "From a web page" section. */
@@ -31,7 +30,6 @@ function examplePage (base: string): string {
 }
 
 test('a browser uploads a picture from the example page and shows its thumbnail', { skip, timeout: 120_000 }, async () => {
-  if (missing !== undefined) throw new Error(missing)
   const dir = mkdtempSync(join(tmpdir(), 'api-image-browser-'))
   const opened: { browser?: Browser, server?: ServerProcess } = {}
   after(async () => {
@@ -45,11 +43,7 @@ test('a browser uploads a picture from the example page and shows its thumbnail'
   const user = await signUpAndLogIn(base, 'pictures@example.com')
   const token = user.auth.authorization!.slice('Bearer '.length)
 
-  const browser = opened.browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
+  const browser = opened.browser = await launchChromium()
   const page = await browser.newPage()
   const problems: string[] = []
   page.on('pageerror', (error) => { problems.push(String(error)) })

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, skipWithoutChromium } from './chromium.js'
 import { freePort } from '../../scripts/free-port.mjs'
 import { startTestProvider, type TestProvider } from '../support/oidc-provider.js'
 import { startServer, type ServerProcess } from '../server/process.js'
@@ -19,9 +20,7 @@ import { body } from './api-client.js'
 // origins (CORS) and shows who signed in. Opening the same address again finishes nothing, and
 // a second sign-in, the provider remembering the person, reaches the same account.
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium'
-const missing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium)`
-const skip = missing !== undefined && process.env.CI === undefined ? missing : false
+const skip = skipWithoutChromium
 
 const PROVIDER_ID = 'local'
 const ADA = { sub: 'ada-0001', email: 'ada@example.com', email_verified: true, name: 'Ada Lovelace' }
@@ -148,7 +147,6 @@ async function outcome (page: Page): Promise<{ kind: string, text: string }> {
 const text = async (page: Page, selector: string): Promise<string> => await page.locator(selector).textContent() ?? ''
 
 test('sign-in with an identity provider in a browser: start page, provider log-in and consent, back to a session', { skip, timeout: 180_000 }, async (t) => {
-  if (missing !== undefined) throw new Error(missing)
   const dir = mkdtempSync(join(tmpdir(), 'api-oidc-browser-'))
   const opened: { browser?: Browser, server?: ServerProcess, provider?: TestProvider, pages?: Server } = {}
   after(async () => {
@@ -184,11 +182,7 @@ test('sign-in with an identity provider in a browser: start page, provider log-i
   })
   api = await server.listening()
 
-  const browser = opened.browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
+  const browser = opened.browser = await launchChromium()
   const context = await browser.newContext()
   // Loopback only: the provider's development pages import a web font from Google, which is
   // answered here with an empty stylesheet; anything else off loopback is refused and noted.
