@@ -24,6 +24,10 @@ export class UploadTooLarge extends ApiError {
   }
 }
 
+function cutOff (): ApiError {
+  return validationError([{ field: 'file', message: 'was not received whole: the request ended before the end of its body' }])
+}
+
 /** The declared media type, without its parameters, in lower case. */
 export function declaredType (request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase()
@@ -42,11 +46,17 @@ async function copyBounded (source: Readable, path: string, maxBytes: number): P
   file.on('error', (error) => { failed ??= error })
   let size = 0
   try {
-    for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-      size += chunk.length
-      if (size > maxBytes) throw new UploadTooLarge(maxBytes)
-      if (failed !== undefined) throw failed
-      if (!file.write(chunk)) await once(file, 'drain')
+    try {
+      for await (const chunk of source.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+        size += chunk.length
+        if (size > maxBytes) throw new UploadTooLarge(maxBytes)
+        if (failed !== undefined) throw failed
+        if (!file.write(chunk)) await once(file, 'drain')
+      }
+    } catch (error) {
+      // The body itself failing is the client's doing (it went away mid-upload), not the service's.
+      if (error instanceof ApiError || error === failed) throw error
+      throw cutOff()
     }
     await new Promise<void>((resolve, reject) => { file.end((error?: Error | null) => { if (error === undefined || error === null) resolve(); else reject(error) }) })
     return size
@@ -114,7 +124,7 @@ export async function receiveUpload (request: FastifyRequest, body: Readable, pa
         reject(new UploadTooLarge(maxBytes))
       }
     })
-    body.on('error', reject)
+    body.on('error', () => { reject(cutOff()) })
     body.pipe(parser)
   })
 }
