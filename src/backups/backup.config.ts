@@ -1,5 +1,6 @@
 import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs'
-import { isAbsolute, join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { fileUrlFolder } from '../config/file-url.js'
 
 // BACKUP_URL and its companions (README, Configuration): continuous replication of the embedded
 // SQLite database by Litestream, to a folder or an S3 bucket. A PostgreSQL database is backed up
@@ -86,14 +87,13 @@ export function describeTarget (target: BackupTarget): string {
  */
 export function parseBackupTarget (raw: string): BackupTarget {
   if (raw.startsWith('file:')) {
-    let dir = raw.slice('file:'.length)
-    if (dir.startsWith('//')) {
-      // file:///abs/dir, the URL form (file://host/… names a host: refused).
-      if (!dir.startsWith('///')) throw new BackupConfigError('BACKUP_URL', `"${redactedBackupUrl(raw)}" names a host; use file:DIR or file:///absolute/dir`)
-      dir = decodeURIComponent(dir.slice(2))
-    }
-    if (dir === '') throw new BackupConfigError('BACKUP_URL', 'file: needs a folder, like file:./backups or file:///var/backups/api')
-    return { kind: 'file', dir: isAbsolute(dir) ? dir : resolve(dir) }
+    const folder = fileUrlFolder(raw)
+    if ('dir' in folder) return { kind: 'file', dir: folder.dir }
+    throw new BackupConfigError('BACKUP_URL', {
+      host: `"${redactedBackupUrl(raw)}" names a host; use file:DIR or file:///absolute/dir`,
+      encoding: `"${redactedBackupUrl(raw)}" is not valid percent-encoding`,
+      empty: 'file: needs a folder, like file:./backups or file:///var/backups/api'
+    }[folder.refused])
   }
   if (raw.startsWith('s3://')) {
     const { place, query, fragment } = splitUrl(raw)

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path'
+import { fileUrlFolder } from './file-url.js'
 import { isIP } from 'node:net'
 import { backupConfig, BackupConfigError, type BackupConfig } from '../backups/backup.config.js'
 import { WHATWG_EMAIL } from '../http/email.js'
@@ -210,13 +210,13 @@ export function awsVariables (env: Env): Record<string, string | undefined> {
 export function storageTarget (env: Env): StorageTarget {
   const raw = env.STORAGE_URL === undefined || env.STORAGE_URL === '' ? 'file:data/files' : env.STORAGE_URL
   if (raw.startsWith('file:')) {
-    let dir = raw.slice('file:'.length)
-    if (dir.startsWith('//')) {
-      if (!dir.startsWith('///')) throw new ConfigError('STORAGE_URL', `"${raw}" names a host; use file:DIR or file:///absolute/dir`)
-      dir = decodeURIComponent(dir.slice(2))
-    }
-    if (dir === '') throw new ConfigError('STORAGE_URL', 'file: needs a folder, like file:data/files or file:///var/lib/api/files')
-    return { kind: 'folder', dir: resolve(dir), url: raw }
+    const folder = fileUrlFolder(raw)
+    if ('dir' in folder) return { kind: 'folder', dir: folder.dir, url: raw }
+    throw new ConfigError('STORAGE_URL', {
+      host: `"${raw}" names a host; use file:DIR or file:///absolute/dir`,
+      encoding: `"${raw}" is not valid percent-encoding`,
+      empty: 'file: needs a folder, like file:data/files or file:///var/lib/api/files'
+    }[folder.refused])
   }
   if (raw.startsWith('s3://')) {
     if (/[@?#]/.test(raw)) throw new ConfigError('STORAGE_URL', 'an s3:// URL is s3://BUCKET/PREFIX alone: credentials go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, the region in AWS_REGION, an S3-compatible endpoint in AWS_ENDPOINT_URL_S3')

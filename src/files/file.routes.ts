@@ -22,7 +22,7 @@ import type { VariantName } from './image-processing.js'
 // Content-Security-Policy, `inline`. Reads are not counted by the general rate limit (a page
 // shows many images); they are public, as the resources that show them are.
 
-export const FILE_CSP = "default-src 'none'; sandbox"
+const FILE_CSP = "default-src 'none'; sandbox"
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
 const FILE_HEADERS = {
@@ -51,7 +51,7 @@ const RangeHeaders = Type.Object({
 type Range = { start: number, end: number } | 'unsatisfiable' | undefined
 
 /** The one range a `Range` header asks for within `size` bytes; undefined to send the whole file. */
-export function rangeOf (header: string | undefined, size: number): Range {
+function rangeOf (header: string | undefined, size: number): Range {
   if (header === undefined) return undefined
   const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
   if (match === null) return undefined

@@ -76,7 +76,7 @@ async function readPieces (path: string, each: (chunk: Buffer) => void): Promise
 }
 
 /** The type of the file at `path` by its bytes (image-type.ts). */
-export async function fileImageType (path: string): Promise<ReturnType<TypeScan['verdict']>> {
+async function fileImageType (path: string): Promise<ReturnType<TypeScan['verdict']>> {
   const scan = new TypeScan()
   await readPieces(path, (chunk) => { scan.push(chunk) })
   return scan.verdict()

@@ -71,11 +71,14 @@ describe('loadConfig', () => {
       ['s3://Not_A_Bucket/x', /STORAGE_URL: "Not_A_Bucket" is not an S3 bucket name/],
       ['file:', /STORAGE_URL: file: needs a folder/],
       ['file://host/x', /STORAGE_URL: "file:\/\/host\/x" names a host/],
+      ['file:///var/%ZZ', /STORAGE_URL: "file:\/\/\/var\/%ZZ" is not valid percent-encoding/],
       ['ftp://user:pw@host/x', /STORAGE_URL: must be file:DIR or s3:\/\/BUCKET\/PREFIX, got "ftp:\/\/\*\*\*@host\/x"/]
     ] as const) {
       assert.throws(() => loadConfig({ STORAGE_URL: value }), (error: Error) => message.test(error.message) && !error.message.includes('hunter2') && !error.message.includes(':pw@'), value)
     }
     for (const value of ['1023', '10MB', '-1']) assert.throws(() => loadConfig({ FILE_MAX_BYTES: value }), /FILE_MAX_BYTES/, value)
+    // The same reading of a file: URL as BACKUP_URL's (config/file-url.ts).
+    assert.throws(() => loadConfig({ BACKUP_URL: 'file:///var/%ZZ' }), /BACKUP_URL: "file:\/\/\/var\/%ZZ" is not valid percent-encoding/)
   })
 
   test('OIDC_PROVIDERS: providers as JSON, checked member by member; a bad one is named, its secret never repeated', () => {

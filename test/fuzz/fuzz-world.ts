@@ -17,7 +17,7 @@ export type Author = 'alice' | 'bob'
 export type ProductState = 'onSale' | 'offSale' | 'soldOut'
 type SlotKind = 'userId' | 'postId' | 'productId' | 'orderId' | 'endpointId' | 'deliveryId' | 'fileId' | 'email' | 'password'
 /** The images of the world: one on alice's post, one on the product on sale. */
-export type ImageOwner = 'alicePost' | 'onSale'
+type ImageOwner = 'alicePost' | 'onSale'
 
 /** A value chosen by name at generation time and read from the world when the request is sent. */
 export class Slot {

@@ -26,7 +26,7 @@ export const PRINTABLE_KEY_PATTERN = '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E]
 /** An identity provider's id (OIDC_PROVIDERS). */
 export const PROVIDER_PATTERN = PROVIDER_ID.source
 /** An image's SHA-256 (responses only). */
-export const SHA256_PATTERN = '^[0-9a-f]{64}$'
+const SHA256_PATTERN = '^[0-9a-f]{64}$'
 const KNOWN_PATTERNS = [NON_BLANK, WELL_FORMED, ID_PATTERN, SEQUENCE_PATTERN, PRINTABLE_KEY_PATTERN, HAS_WORD, PROVIDER_PATTERN, SHA256_PATTERN]
 // `binary`: an upload's body (an image or a form), never JSON: the fuzzer sends those no JSON body.
 const KNOWN_FORMATS = ['email', 'int64', 'date-time', 'uri', 'binary']
