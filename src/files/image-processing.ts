@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { join } from 'node:path'
-import sharp from 'sharp'
+import type Sharp from 'sharp'
 import { TypeScan, type ImageType } from './image-type.js'
 
 // An upload made into what is stored, once: the original's pixels in its own format, with every
@@ -18,8 +18,14 @@ import { TypeScan, type ImageType } from './image-type.js'
 // small file claiming 30,000 × 30,000 pixels (a decompression bomb) is refused for what it
 // claims. The decoder is given the same pixel limit, in case a header and its data disagree.
 
-// Decoded images are not kept between jobs: each upload is decoded once.
-sharp.cache(false)
+// sharp (libvips, some megabytes of native code and its threads) is loaded by the first upload,
+// not by every start of the service. Decoded images are not kept between jobs: each upload is
+// decoded once.
+let loaded: Promise<typeof Sharp> | undefined
+async function vips (): Promise<typeof Sharp> {
+  loaded ??= import('sharp').then(({ default: sharp }) => { sharp.cache(false); return sharp })
+  return await loaded
+}
 
 export interface ImageLimits {
   /** Pixels of all frames together. */
@@ -55,7 +61,7 @@ export type ImageRefusal =
 /** The libvips loader each type must be read by: a file whose signature says PNG is read as PNG or not at all. */
 const LOADER: Record<ImageType, string> = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif', 'image/avif': 'heif' }
 
-function encode (image: sharp.Sharp, type: ImageType): sharp.Sharp {
+function encode (image: Sharp.Sharp, type: ImageType): Sharp.Sharp {
   switch (type) {
     // Not mozjpeg: its trellis search took about 10 times as long on a 40-megapixel image of noise
     // (the worst case: 21–25 s against 2 s).
@@ -98,7 +104,8 @@ export async function processImage (input: string, outputFolder: string, limits:
   const { type } = verdict
   const animated = type === 'image/gif' || type === 'image/webp'
 
-  let header: sharp.Metadata
+  const sharp = await vips()
+  let header: Sharp.Metadata
   try {
     header = await sharp(input, { animated, limitInputPixels: false }).metadata()
   } catch {
