@@ -80,8 +80,11 @@ describe('serving a file', { timeout: 60_000 }, () => {
 
   test('reads are not counted by the rate limit; uploads are', async () => {
     for (let i = 0; i < 30; i++) assert.equal((await app.inject({ method: 'GET', url: `${address}/thumb`, remoteAddress: '192.0.2.7' })).statusCode, 200)
-    const statuses = []
-    for (let i = 0; i < 10; i++) statuses.push((await app.inject({ method: 'POST', url: `/v1/products/${product}/images`, remoteAddress: '192.0.2.8', headers: { ...admin.auth, 'content-type': 'image/png' }, payload: png })).statusCode)
-    assert.ok(statuses.includes(429), statuses.join(' '))
+    const answers = []
+    for (let i = 0; i < 10; i++) answers.push(await app.inject({ method: 'POST', url: `/v1/products/${product}/images`, remoteAddress: '192.0.2.8', headers: { ...admin.auth, 'content-type': 'image/png' }, payload: png }))
+    // The limit (8 a minute) counts the session's requests from this address: 201 until it is spent, then 429.
+    const refused = answers.filter((res) => res.statusCode !== 201)
+    assert.ok(refused.length > 0 && refused.length < 10, answers.map((res) => res.statusCode).join(' '))
+    for (const res of refused) assertError(res, 429, 'TOO_MANY_REQUESTS')
   })
 })
