@@ -6,7 +6,7 @@
 // TAP to a file for the totals), with a time limit (below): a test that hangs fails, named,
 // instead of holding the run until CI's own limit. Arguments name test files or folders of them.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import module from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
@@ -61,6 +61,7 @@ const limitText = (ms) => perTest
   ? `${ms / 1000} s a test or hook without a timeout of its own (Node.js ${process.version})`
   : `${ms / 1000} s a test file (Node.js ${process.version} applies --test-timeout to whole files)`
 const totals = { pass: 0, fail: 0, skipped: 0 }
+const failures = []
 
 // How a test file's TypeScript runs: on the runtime's own type stripping with test/strip-types.mjs
 // (Node.js 22.15 and newer; 22.15–22.17 need the flag that 22.18 made the default), or through
@@ -100,6 +101,9 @@ function pass (name, passFiles, env, concurrency, timeout) {
   // A test that ran out of time is counted `cancelled` (and so are those of a file that did).
   const unfinished = withoutVerdict(report)
   for (const test of unfinished) console.log(`started, but no verdict reported: ${test}`)
+  const failuresFile = `${tap}.failures`
+  const listed = existsSync(failuresFile) ? readFileSync(failuresFile, 'utf8').split('\n').filter((line) => line !== '') : []
+  failures.push(...[...listed, ...unfinished.map((test) => `${test}: started, but no verdict reported`)].map((line) => `${name}: ${line}`))
   const failed = count('fail') + count('cancelled') + unfinished.length
   const passed = count('pass'); const fail = failed + (result.status !== 0 && failed === 0 ? 1 : 0)
   const skipped = count('skipped') + count('todo')
@@ -133,4 +137,5 @@ if (systemShared.length > 0) {
 
 console.log(`\nall passes (${[...databases, ...(systemFiles.length > 0 ? ['system'] : [])].join(', ')}):`)
 console.log(`${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped`)
+if (failures.length > 0) console.log(`\nfailed:\n${failures.map((line) => `  ${line}`).join('\n')}`)
 process.exit(totals.fail > 0 || totals.pass === 0 ? 1 : 0)
