@@ -51,12 +51,20 @@ if (built.status !== 0) console.log('the build failed: those tests start the Typ
 // A file's process must end by itself once its tests have: one that timed out still holding a
 // server, a socket or a child process would otherwise keep its file, and the run, going.
 // test/lingering.mjs, loaded into each, fails such a file, naming what holds it, once its tests
-// and hooks have ended that long (the same limit). Not --test-force-exit, which ended the
+// and hooks have ended that long (the same limit); scripts/test-pass.mjs does the same for a
+// group of files sharing a process. Not --test-force-exit, which ended the
 // process at once: run beside other files (--test-concurrency above 1), it can cut off the last
 // events a file reports, so that a test's verdict went missing from the totals.
 const nodeMajor = Number(process.versions.node.split('.')[0])
 const perTest = nodeMajor >= 24
 const limits = perTest ? { unit: 120_000, system: 600_000 } : { unit: 600_000, system: 900_000 }
+
+// The unit files in 12 groups, each group's files in one process (scripts/test-pass.mjs): a
+// file's own process cost more CPU before its first test than many files' tests. Only where the
+// limit is each test's (Node.js 24): on Node.js 22 it bounds a whole process, here a group. The
+// system tests keep a process each: they start servers and clusters, and two run at a time.
+// TEST_FILE_PROCESSES=1 gives every unit file a process of its own again.
+const groupsOfFiles = perTest && process.env.TEST_FILE_PROCESSES !== '1' ? 12 : 0
 const limitText = (ms) => perTest
   ? `${ms / 1000} s a test or hook without a timeout of its own (Node.js ${process.version})`
   : `${ms / 1000} s a test file (Node.js ${process.version} applies --test-timeout to whole files)`
@@ -88,16 +96,17 @@ function ordered (passFiles) {
   return passFiles.map((file, at) => ({ file, at })).sort((a, b) => rank(a.file) - rank(b.file) || a.at - b.at).map(({ file }) => file)
 }
 
-function pass (name, passFiles, env, concurrency, timeout) {
+function pass (name, passFiles, env, concurrency, timeout, groups = 0) {
   const started = Date.now()
   const tap = join(tmp, `${name}.tap`)
   console.log(`time limit: ${limitText(timeout)}\n`)
   const result = spawnSync(process.execPath, [
-    ...typeScript, '--import', './test/lingering.mjs', join('scripts', 'test-pass.mjs'), tap, String(concurrency), String(timeout),
+    ...typeScript, '--import', './test/lingering.mjs', join('scripts', 'test-pass.mjs'), tap, String(concurrency), String(timeout), String(groups),
     ...ordered(passFiles)
   ], { stdio: 'inherit', env: { ...process.env, ...serviceEnv, NODE_COMPILE_CACHE: compileCache, TEST_LINGER_LIMIT_MS: String(timeout), ...env } })
   const report = readFileSync(tap, 'utf8')
-  const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, 'm').exec(report)?.[1] ?? 0)
+  // One report, or one a group joined end to end: every total of the key, added up.
+  const count = (key) => [...report.matchAll(new RegExp(`^# ${key} (\\d+)$`, 'gm'))].reduce((sum, match) => sum + Number(match[1]), 0)
   // A test that ran out of time is counted `cancelled` (and so are those of a file that did).
   const unfinished = withoutVerdict(report)
   for (const test of unfinished) console.log(`started, but no verdict reported: ${test}`)
@@ -113,7 +122,7 @@ function pass (name, passFiles, env, concurrency, timeout) {
 
 for (const db of databases) {
   console.log(`\n=== test suite on ${db} (${files.length} files) ===\n`)
-  pass(db, files, { TEST_DB: db }, 2, limits.unit)
+  pass(db, files, { TEST_DB: db }, 2, limits.unit, groupsOfFiles)
 }
 
 // The system tests two files at a time: each spends much of its time waiting (for a grace period

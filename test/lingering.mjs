@@ -17,7 +17,9 @@ const LIMIT_MS = Number(process.env.TEST_LINGER_LIMIT_MS ?? 120_000)
 after(() => {
   const timer = setTimeout(() => {
     const held = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap')
-    process.stderr.write(`${process.argv[1]}: its tests ended ${LIMIT_MS / 1000} s ago, but its process still runs, held by: ${held.join(', ')}\n`)
+    // The test file, or the files a group ran in this process (scripts/test-pass.mjs).
+    const files = process.argv.slice(1).filter((arg) => arg.endsWith('.test.ts'))
+    process.stderr.write(`${files.length > 0 ? files.join(', ') : process.argv[1]}: its tests ended ${LIMIT_MS / 1000} s ago, but its process still runs, held by: ${held.join(', ')}\n`)
     process.exit(1)
   }, LIMIT_MS)
   // Never what keeps the process alive: a file that has let go of everything exits at once.
