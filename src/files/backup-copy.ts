@@ -25,12 +25,12 @@ export async function restoreFiles (copy: BlobStore, storage: BlobStore): Promis
     const read = await copy.read(key)
     if (read === undefined) continue
     if (await storage.size(key) === read.size) {
-      read.body.destroy()
+      if (!Buffer.isBuffer(read.body)) read.body.destroy()
       present++
       continue
     }
     // A blob is at most FILE_MAX_BYTES (or a variant, smaller): read whole, one at a time.
-    await storage.put(key, await buffer(read.body), 'application/octet-stream')
+    await storage.put(key, Buffer.isBuffer(read.body) ? read.body : await buffer(read.body), 'application/octet-stream')
     copied++
   }
   return { copied, present }

@@ -15,8 +15,8 @@ export interface StoredBlob {
 }
 
 export interface BlobRead {
-  /** The bytes asked for (the whole blob, or the range). */
-  body: Readable
+  /** The bytes asked for (the whole blob, or the range): a stream, or a few read whole. */
+  body: Readable | Buffer
   /** The blob's whole size. */
   size: number
 }

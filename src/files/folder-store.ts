@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { close, open as openFile, read as readFile } from 'node:fs'
 import { copyFile, constants, mkdir, open, opendir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, type StoredBlob } from './blob-store.js'
@@ -10,6 +11,33 @@ import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, ty
 // whole one (and at worst a temporary file, which the sweep's listing never names).
 
 const TEMPORARY = '.partial-'
+
+// A read of at most this many bytes whose size is known (a file's row holds it) is read whole
+// into one buffer and sent as such: one open, one read, one close, not a stream's machinery
+// (its reads, the read that finds the end, its events) for what one read brings. Thumbnails are
+// a few KiB, medium variants some tens. (Node's callback API: one promise for the three calls.)
+const SMALL_READ = 256 * 1024
+
+function readSmall (path: string, position: number, length: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    openFile(path, 'r', (opening, fd) => {
+      if (opening !== null) {
+        if (opening.code === 'ENOENT') resolve(undefined)
+        else reject(opening)
+        return
+      }
+      const bytes = Buffer.allocUnsafe(length)
+      readFile(fd, bytes, 0, length, position, (reading, count) => {
+        close(fd, (closing) => {
+          const failure = reading ?? closing
+          if (failure !== null) reject(failure)
+          else if (count !== length) reject(new Error(`${path}: ${count} bytes where ${length} were expected`))
+          else resolve(bytes)
+        })
+      })
+    })
+  })
+}
 
 async function syncFolder (folder: string): Promise<void> {
   const handle = await open(folder, 'r')
@@ -62,9 +90,17 @@ export class FolderStore implements BlobStore {
   async read (key: string, range?: { start: number, end: number }, size?: number): Promise<BlobRead | undefined> {
     // Opened first: a blob that is not there is known before anything is sent, and a removal
     // after the open cannot take the bytes from under the read.
+    const path = this.#path(key)
+    if (size !== undefined) {
+      const length = range === undefined ? size : range.end - range.start + 1
+      if (length <= SMALL_READ) {
+        const body = await readSmall(path, range?.start ?? 0, length)
+        return body === undefined ? undefined : { body, size }
+      }
+    }
     let handle
     try {
-      handle = await open(this.#path(key), 'r')
+      handle = await open(path, 'r')
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw error

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { buffer, text } from 'node:stream/consumers'
+import { buffer } from 'node:stream/consumers'
+import type { Readable } from 'node:stream'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -15,6 +16,9 @@ import { BUCKET, startS3Store, startSigningS3Store, type S3Store as S3Server } f
 // s3rver, which checks request signatures.
 
 const keyOf = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex')
+// A read's body: a stream, or (a few bytes of known size, from the folder) a buffer.
+const bytesOf = async (body: Readable | Buffer): Promise<Buffer> => Buffer.isBuffer(body) ? body : await buffer(body)
+const text = async (body: Readable | Buffer): Promise<string> => (await bytesOf(body)).toString()
 const all = async (store: BlobStore): Promise<string[]> => { const keys = []; for await (const blob of store.list()) keys.push(blob.key); return keys.sort() }
 
 function theContract (name: string, open: () => Promise<BlobStore>): void {
@@ -36,6 +40,21 @@ function theContract (name: string, open: () => Promise<BlobStore>): void {
       assert.equal(await text(part!.body), '2345')
     })
 
+    test('with the size known (a file\'s row holds it): the same bytes, whole and by range, small and large', async () => {
+      for (const bytes of [Buffer.from('a few bytes of known size'), Buffer.alloc(300_000, 'large enough to stream')]) {
+        const key = keyOf(bytes)
+        await store.put(key, bytes, 'image/png')
+        const whole = await store.read(key, undefined, bytes.length)
+        assert.equal(whole?.size, bytes.length)
+        assert.ok((await bytesOf(whole!.body)).equals(bytes))
+        const part = await store.read(key, { start: 3, end: bytes.length - 2 }, bytes.length)
+        assert.equal(part?.size, bytes.length)
+        assert.ok((await bytesOf(part!.body)).equals(bytes.subarray(3, bytes.length - 1)))
+        assert.equal(await store.read(keyOf(Buffer.from(`not ${bytes.length}`)), undefined, 10), undefined)
+        await store.remove(key)
+      }
+    })
+
     test('the same key twice at once is one blob; a variant key beside it', async () => {
       const bytes = Buffer.from('same bytes')
       const key = keyOf(bytes)
@@ -53,7 +72,7 @@ function theContract (name: string, open: () => Promise<BlobStore>): void {
         writeFileSync(join(folder, 'original'), bytes)
         await store.put(keyOf(bytes), join(folder, 'original'), 'image/png')
         assert.equal(await store.size(keyOf(bytes)), 300_000)
-        assert.ok((await buffer((await store.read(keyOf(bytes)))!.body)).equals(bytes))
+        assert.ok((await bytesOf((await store.read(keyOf(bytes)))!.body)).equals(bytes))
         await store.remove(keyOf(bytes))
       } finally {
         rmSync(folder, { recursive: true, force: true })
@@ -103,6 +122,14 @@ describe('a folder: on disk', { timeout: 30_000 }, () => {
     assert.deepEqual(readdirSync(join(root, 'disk', key.slice(0, 2), key.slice(2, 4))), [key])
     assert.deepEqual(await all(new FolderStore(join(root, 'not-made-yet'))), [])
     assert.equal(existsSync(join(root, 'etc')), false)
+  })
+
+  test('a blob shorter than its row says fails the read, rather than sending what is there and more', async () => {
+    const store: BlobStore = new FolderStore(join(root, 'short'))
+    const bytes = Buffer.from('eleven bytes')
+    await store.put(keyOf(bytes), bytes, 'image/png')
+    await assert.rejects(store.read(keyOf(bytes), undefined, bytes.length + 1), /12 bytes where 13 were expected/)
+    assert.ok((await bytesOf((await store.read(keyOf(bytes), undefined, bytes.length))!.body)).equals(bytes))
   })
 })
 
