@@ -8,8 +8,9 @@
 // GROUPS 0: each file in a process of its own, CONCURRENCY at a time, started with this
 // process's flags (the TypeScript loader and test/lingering.mjs).
 //
-// GROUPS n > 0: the files dealt in turn into n groups (the longest, which come first, one to a
-// group), each group's files one after another in one process (the runner's `isolation: 'none'`),
+// GROUPS n > 0: the files dealt into n groups, each to the group with the least seconds so far
+// (by TEST_FILE_SECONDS, {file: seconds} of the longest; 3 s for any other), the heaviest group
+// started first; each group's files one after another in one process (the runner's `isolation: 'none'`),
 // CONCURRENCY groups at a time. A file's own process cost about 1.7 s of CPU on SQLite and 2.7 s
 // on PostgreSQL before its first test (loading some 1,200 modules, compiling the response
 // serializers, the first queries), two hundred times a pass: the pass took 412 s on SQLite with
@@ -20,7 +21,7 @@
 import { appendFileSync, createWriteStream, readFileSync, rmSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { clearTimeout, setTimeout } from 'node:timers'
-import { relative } from 'node:path'
+import { relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PassThrough, Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -36,8 +37,14 @@ if (groups > 0) await runGroups()
 else await runFiles()
 
 async function runGroups () {
-  const dealt = Array.from({ length: Math.min(groups, files.length) }, (_, group) => files.filter((_, at) => at % groups === group))
-  const next = dealt.entries()
+  const seconds = JSON.parse(process.env.TEST_FILE_SECONDS ?? '{}')
+  const dealt = Array.from({ length: Math.min(groups, files.length) }, () => ({ files: [], seconds: 0 }))
+  for (const file of files) {
+    const lightest = dealt.reduce((least, group) => group.seconds < least.seconds ? group : least)
+    lightest.files.push(file)
+    lightest.seconds += seconds[relative('.', file).split(sep).join('/')] ?? 3
+  }
+  const next = dealt.sort((a, b) => b.seconds - a.seconds).map((group) => group.files).entries()
   const script = fileURLToPath(import.meta.url)
   async function worker () {
     for (const [group, groupFiles] of next) {
