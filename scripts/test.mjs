@@ -39,14 +39,14 @@ const built = spawnSync(process.execPath, [join('node_modules', 'typescript', 'b
 const serviceEnv = built.status === 0 ? { TEST_SERVICE_BUILT: '1' } : {}
 if (built.status !== 0) console.log('the build failed: those tests start the TypeScript sources through tsx instead')
 
-// Time limits (--test-timeout). From Node.js 24 on, the limit is that of each test and hook
-// that sets no `timeout` of its own; one that does keeps its own, and a describe's own bounds
-// its tests together. No unit test measured takes more than about 20 s on a loaded machine
-// (the longest set their own limits: test/pipeline/early-answers.test.ts, the native-module soak);
-// the system tests start clusters and set their own (up to 480 s a test, 700 s a describe). On
-// Node.js 22 the flag bounds each test file as a whole instead: the slowest unit file takes
-// about 140 s (early-answers, whose describe stops it at 180 s), and no system file's own
-// limits add up to more than 700 s.
+// Time limits (--test-timeout). From Node.js 24 on, and on Node.js 22 for files sharing a process
+// (below), the limit is that of each test and hook that sets no `timeout` of its own; one that
+// does keeps its own, and a describe's own bounds its tests together. No unit test measured takes
+// more than about 20 s on a loaded machine (the longest set their own limits:
+// test/pipeline/early-answers.test.ts, the native-module soak); the system tests start clusters
+// and set their own (up to 480 s a test, 700 s a describe). On Node.js 22 a file in a process of
+// its own is bounded as a whole instead: the slowest unit file takes about 140 s (early-answers,
+// whose describe stops it at 180 s), and no system file's own limits add up to more than 700 s.
 //
 // A file's process must end by itself once its tests have: one that timed out still holding a
 // server, a socket or a child process would otherwise keep its file, and the run, going.
@@ -55,17 +55,18 @@ if (built.status !== 0) console.log('the build failed: those tests start the Typ
 // group of files sharing a process. Not --test-force-exit, which ended the
 // process at once: run beside other files (--test-concurrency above 1), it can cut off the last
 // events a file reports, so that a test's verdict went missing from the totals.
-const nodeMajor = Number(process.versions.node.split('.')[0])
-const perTest = nodeMajor >= 24
-const limits = perTest ? { unit: 120_000, system: 600_000 } : { unit: 600_000, system: 900_000 }
+const [nodeMajor, nodeMinor] = process.versions.node.split('.').map(Number)
 
 // The unit files in 12 groups, each group's files in one process (scripts/test-pass.mjs): a
-// file's own process cost more CPU before its first test than many files' tests. Only where the
-// limit is each test's (Node.js 24): on Node.js 22 it bounds a whole process, here a group. The
-// system tests keep a process each: they start servers and clusters, and two run at a time.
+// file's own process cost more CPU before its first test than many files' tests. node:test runs
+// files in its own process from Node.js 22.8 on (`isolation: 'none'`). The system tests keep a
+// process each: they start servers and clusters, and two run at a time.
 // TEST_FILE_PROCESSES=1 gives every unit file a process of its own again.
-const groupsOfFiles = perTest && process.env.TEST_FILE_PROCESSES !== '1' ? 12 : 0
-const limitText = (ms) => perTest
+const canGroup = nodeMajor > 22 || (nodeMajor === 22 && nodeMinor >= 8)
+const groupsOfFiles = canGroup && process.env.TEST_FILE_PROCESSES !== '1' ? 12 : 0
+const perTest = (groups) => nodeMajor >= 24 || groups > 0
+const limits = { unit: perTest(groupsOfFiles) ? 120_000 : 600_000, system: perTest(0) ? 600_000 : 900_000 }
+const limitText = (ms, groups) => perTest(groups)
   ? `${ms / 1000} s a test or hook without a timeout of its own (Node.js ${process.version})`
   : `${ms / 1000} s a test file (Node.js ${process.version} applies --test-timeout to whole files)`
 const totals = { pass: 0, fail: 0, skipped: 0 }
@@ -100,7 +101,7 @@ function ordered (passFiles) {
 function pass (name, passFiles, env, concurrency, timeout, groups = 0) {
   const started = Date.now()
   const tap = join(tmp, `${name}.tap`)
-  console.log(`time limit: ${limitText(timeout)}\n`)
+  console.log(`time limit: ${limitText(timeout, groups)}\n`)
   const result = spawnSync(process.execPath, [
     ...typeScript, '--import', './test/lingering.mjs', join('scripts', 'test-pass.mjs'), tap, String(concurrency), String(timeout), String(groups),
     ...ordered(passFiles)
