@@ -105,7 +105,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List accounts (administrators)
+         * @description Administrators only (anyone else 403 ACCESS_DENIED; an API key 403 INSUFFICIENT_SCOPE). Filters combine with AND: `q` (a part of the address or the name, in any case, 3 characters or more), `role`, `emailVerified`. `sort` is `-createdAt` (newest first, the default) or `createdAt`. Keyset paging: `limit` 1 to 100 (default 20); when more follow, `Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH).
+         */
+        get: operations["listUsers"];
         put?: never;
         /**
          * Create a user (sign up)
@@ -325,6 +329,26 @@ export interface paths {
          * @description Revokes the token at once.
          */
         delete: operations["deleteCurrentSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign a user out everywhere (the user or an administrator)
+         * @description Every session of the user ends at once, the caller's own included when it is theirs, and the event streams opened with them end too. API keys stay (revoke them with DELETE /v1/api-keys/{id}). The user or an administrator (anyone else 403 ACCESS_DENIED); a log-in token, never an API key.
+         */
+        delete: operations["deleteUserSessions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -840,8 +864,8 @@ export interface paths {
          */
         post: operations["enrolTotp"];
         /**
-         * Turn the second factor off
-         * @description Needs the password and a code from the app (or a recovery code): a wrong one is 400 VALIDATION_ERROR on `password` or `code` (both named when both are wrong) and counts as a failed log-in. The recovery codes go with the factor, the account's sessions stay, and a notice is mailed.
+         * Turn the second factor off (yours, or a user's as an administrator)
+         * @description Your own factor needs the password and a code from the app (or a recovery code): a missing one is 400 VALIDATION_ERROR on its field, a wrong one too (both named when both are wrong) and counts as a failed log-in. An administrator removes another user's factor without either (the lost phone): the body may be empty or absent, and what it holds is not read; the user is mailed a notice and a `user.updated` event is recorded. Anyone else: 403 ACCESS_DENIED. The recovery codes and open second-factor challenges go with the factor, the account's sessions stay, and a notice is mailed.
          */
         delete: operations["deleteTotp"];
         options?: never;
@@ -1489,6 +1513,44 @@ export interface components {
             pendingEmail: string | null;
         };
         /**
+         * @description A user as an administrator sees it (GET /v1/users).
+         * @example {
+         *       "id": 42,
+         *       "email": "ada@example.com",
+         *       "name": "Ada",
+         *       "role": "USER",
+         *       "emailVerified": true,
+         *       "pendingEmail": null,
+         *       "mfaEnabled": false,
+         *       "createdAt": "2026-11-21T16:30:00.000Z"
+         *     }
+         */
+        ManagedUser: {
+            /**
+             * Format: int64
+             * @example 42
+             */
+            id: number;
+            email: string;
+            name: string;
+            /**
+             * @description What the account may do: `ADMIN` administers the service.
+             * @enum {string}
+             */
+            role: "USER" | "ADMIN";
+            /** @description Whether a mailed link proved `email`. */
+            emailVerified: boolean;
+            /** @description A new address waiting for its proof, or null. */
+            pendingEmail: string | null;
+            /** @description Whether a second factor (TOTP) is on. */
+            mfaEnabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T16:30:00.000Z
+             */
+            createdAt: string;
+        };
+        /**
          * @description A new account.
          * @example {
          *       "email": "ada@example.com",
@@ -1753,20 +1815,20 @@ export interface components {
             recoveryCodes: string[];
         };
         /**
-         * @description The password and a code (or a recovery code), both.
+         * @description The password and a code (or a recovery code), both, for your own factor; nothing for an administrator removing another user's.
          * @example {
          *       "password": "correct horse battery",
          *       "code": "492039"
          *     }
          */
         TotpRemovalRequest: {
-            /** @description The account's password. */
-            password: string;
+            /** @description The account's password: required for your own factor. */
+            password?: string;
             /**
              * @description The six-digit code the authenticator app shows now, or one of the recovery codes.
              * @example 492039
              */
-            code: string;
+            code?: string;
         };
         /** @description The logged-in user. */
         SessionUser: {
@@ -3450,6 +3512,125 @@ export interface components {
                 };
             };
         };
+        /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [CURSOR_MISMATCH](/errors/CURSOR_MISMATCH) */
+        ValidationErrorOrCursorMismatch: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/VALIDATION_ERROR",
+                 *       "title": "Validation error",
+                 *       "status": 400,
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "The request has invalid fields.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
+                };
+            };
+        };
+        /** @description [AUTHENTICATION_REQUIRED](/errors/AUTHENTICATION_REQUIRED) */
+        AuthenticationRequired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/AUTHENTICATION_REQUIRED",
+                 *       "title": "Authentication required",
+                 *       "status": 401,
+                 *       "code": "AUTHENTICATION_REQUIRED",
+                 *       "message": "You must be logged in to perform this action.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "AUTHENTICATION_REQUIRED";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/AUTHENTICATION_REQUIRED",
+                 *       "title": "Authentication required",
+                 *       "status": 401,
+                 *       "code": "AUTHENTICATION_REQUIRED",
+                 *       "message": "You must be logged in to perform this action.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "AUTHENTICATION_REQUIRED";
+                };
+            };
+        };
+        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [ACCESS_DENIED](/errors/ACCESS_DENIED) */
+        InsufficientScopeOrAccessDenied: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
+                };
+                /**
+                 * @example {
+                 *       "type": "/errors/INSUFFICIENT_SCOPE",
+                 *       "title": "Insufficient scope",
+                 *       "status": 403,
+                 *       "code": "INSUFFICIENT_SCOPE",
+                 *       "message": "This API key may not do this.",
+                 *       "requestId": "req-1"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /** @enum {string} */
+                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
+                };
+            };
+        };
         /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR) */
         ValidationError: {
             headers: {
@@ -3534,46 +3715,6 @@ export interface components {
                 };
             };
         };
-        /** @description [AUTHENTICATION_REQUIRED](/errors/AUTHENTICATION_REQUIRED) */
-        AuthenticationRequired: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/errors/AUTHENTICATION_REQUIRED",
-                 *       "title": "Authentication required",
-                 *       "status": 401,
-                 *       "code": "AUTHENTICATION_REQUIRED",
-                 *       "message": "You must be logged in to perform this action.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "AUTHENTICATION_REQUIRED";
-                };
-                /**
-                 * @example {
-                 *       "type": "/errors/AUTHENTICATION_REQUIRED",
-                 *       "title": "Authentication required",
-                 *       "status": 401,
-                 *       "code": "AUTHENTICATION_REQUIRED",
-                 *       "message": "You must be logged in to perform this action.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "AUTHENTICATION_REQUIRED";
-                };
-            };
-        };
         /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [ACCESS_DENIED](/errors/ACCESS_DENIED), [REAUTHENTICATION_REQUIRED](/errors/REAUTHENTICATION_REQUIRED) */
         InsufficientScopeOrAccessDeniedOrReauthenticationRequired: {
             headers: {
@@ -3653,46 +3794,6 @@ export interface components {
                 };
             };
         };
-        /** @description [INSUFFICIENT_SCOPE](/errors/INSUFFICIENT_SCOPE), [ACCESS_DENIED](/errors/ACCESS_DENIED) */
-        InsufficientScopeOrAccessDenied: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/errors/INSUFFICIENT_SCOPE",
-                 *       "title": "Insufficient scope",
-                 *       "status": 403,
-                 *       "code": "INSUFFICIENT_SCOPE",
-                 *       "message": "This API key may not do this.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
-                };
-                /**
-                 * @example {
-                 *       "type": "/errors/INSUFFICIENT_SCOPE",
-                 *       "title": "Insufficient scope",
-                 *       "status": 403,
-                 *       "code": "INSUFFICIENT_SCOPE",
-                 *       "message": "This API key may not do this.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "INSUFFICIENT_SCOPE" | "ACCESS_DENIED";
-                };
-            };
-        };
         /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [MALFORMED_JSON](/errors/MALFORMED_JSON), [INVALID_TOKEN](/errors/INVALID_TOKEN) */
         ValidationErrorOrMalformedJsonOrInvalidToken: {
             headers: {
@@ -3769,45 +3870,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"] & {
                     /** @enum {string} */
                     code?: "INSUFFICIENT_SCOPE";
-                };
-            };
-        };
-        /** @description [VALIDATION_ERROR](/errors/VALIDATION_ERROR), [CURSOR_MISMATCH](/errors/CURSOR_MISMATCH) */
-        ValidationErrorOrCursorMismatch: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/errors/VALIDATION_ERROR",
-                 *       "title": "Validation error",
-                 *       "status": 400,
-                 *       "code": "VALIDATION_ERROR",
-                 *       "message": "The request has invalid fields.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
-                };
-                /**
-                 * @example {
-                 *       "type": "/errors/VALIDATION_ERROR",
-                 *       "title": "Validation error",
-                 *       "status": 400,
-                 *       "code": "VALIDATION_ERROR",
-                 *       "message": "The request has invalid fields.",
-                 *       "requestId": "req-1"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /** @enum {string} */
-                    code?: "VALIDATION_ERROR" | "CURSOR_MISMATCH";
                 };
             };
         };
@@ -4338,10 +4400,10 @@ export interface components {
         Location: string;
         /** @description A strong entity tag of this representation; send it as If-Match to change the resource, or as If-None-Match to read it again cheaply. */
         ETag: string;
-        /** @description The scheme to use: `Bearer realm="api"`. */
-        "WWW-Authenticate": string;
         /** @description Present when more items follow: `<URL>; rel="next"`, the same path and filters with the next cursor. */
         Link: string;
+        /** @description The scheme to use: `Bearer realm="api"`. */
+        "WWW-Authenticate": string;
         /** @description Present only on a replayed response: the first response to this Idempotency-Key, again. */
         "Idempotent-Replayed": "true";
     };
@@ -4558,6 +4620,75 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1 to 100 (default 20). */
+                limit?: number;
+                /** @description Opaque cursor from the previous page's Link rel="next"; valid only with the same `sort` and filters. */
+                cursor?: string;
+                /**
+                 * @description Only accounts whose address or name contains this text, in any case: 3 to 254 characters, spaces at either end ignored.
+                 * @example example.com
+                 */
+                q?: string;
+                /**
+                 * @description Only accounts with this role: `USER` or `ADMIN`.
+                 * @example ADMIN
+                 */
+                role?: "USER" | "ADMIN";
+                /**
+                 * @description `true`: only accounts whose address a mailed link proved; `false`: only those not yet proved.
+                 * @example false
+                 */
+                emailVerified?: boolean;
+                /**
+                 * @description The order: `-createdAt` newest first (the default) or `createdAt` oldest first; ties by id in the same direction.
+                 * @example createdAt
+                 */
+                sort?: "-createdAt" | "createdAt";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of accounts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 42,
+                     *         "email": "ada@example.com",
+                     *         "name": "Ada",
+                     *         "role": "USER",
+                     *         "emailVerified": true,
+                     *         "pendingEmail": null,
+                     *         "mfaEnabled": false,
+                     *         "createdAt": "2026-11-21T16:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["ManagedUser"][];
+                };
+            };
+            400: components["responses"]["ValidationErrorOrCursorMismatch"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5260,6 +5391,40 @@ export interface operations {
             400: components["responses"]["ValidationError"];
             401: components["responses"]["AuthenticationRequired"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteUserSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A resource id: a decimal integer from 1 to 9223372036854775807.
+                 * @example 42
+                 */
+                id: components["schemas"]["IdText"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
+            404: components["responses"]["UserNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -78,7 +78,7 @@ export function accountMail (db: Db, config: Config): Compose {
       }
       case 'mfa-changed': {
         const { name = '', what, remaining = '0' } = data(mail)
-        return { to: mail.address, content: { kind: 'mfa-changed', name, what: what === 'disabled' || what === 'enabled' ? what : 'recovery-code-used', remaining: Number(remaining) } }
+        return { to: mail.address, content: { kind: 'mfa-changed', name, what: what === 'disabled' || what === 'enabled' || what === 'removed' ? what : 'recovery-code-used', remaining: Number(remaining) } }
       }
       case 'identity-linked': {
         const { name = '', provider = '' } = data(mail)

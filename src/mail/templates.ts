@@ -9,7 +9,7 @@ export type MailContent =
   | { kind: 'email-changed', name: string, oldEmail: string, newEmail: string }
   | { kind: 'password-changed', name: string, how: 'reset' | 'change' }
   // The second factor was turned on or removed, or a recovery code was used in its place.
-  | { kind: 'mfa-changed', name: string, what: 'enabled' | 'disabled' | 'recovery-code-used', remaining: number }
+  | { kind: 'mfa-changed', name: string, what: 'enabled' | 'disabled' | 'removed' | 'recovery-code-used', remaining: number }
   // A new way in: an identity provider linked to the account.
   | { kind: 'identity-linked', name: string, provider: string }
   // An API key made for the account: its name, scopes and public prefix, never the key.
@@ -141,6 +141,16 @@ function describe (content: MailContent, site: string): { subject: string, block
             greeting,
             p`An authenticator app was added to your account at ${site}: from now on a log-in also asks for a code from it.`,
             p`If this was not you, someone has your password or a session of yours: reset your password at once, and ask the site's operator to remove the second factor you did not add.`
+          ]
+        }
+      }
+      if (content.what === 'removed') {
+        return {
+          subject: 'Your second factor was removed by an administrator',
+          blocks: [
+            greeting,
+            p`An administrator of ${site} removed the authenticator app of your account, as asked when a phone is lost: a log-in now needs only the password. Add an app again from your account.`,
+            p`If you did not ask for this, reset your password at once and tell the site's operator.`
           ]
         }
       }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { authenticate, requireSelf } from '../auth/authentication.js'
+import { authenticate, currentUser, isAdmin, requireSelf } from '../auth/authentication.js'
 import { requires } from '../auth/scopes.js'
 import { queueAccountMail } from '../accounts/account.service.js'
 import { nowIso } from '../db/types.js'
@@ -14,6 +14,8 @@ import { requireRecentAuthentication } from '../auth/recent-authentication.js'
 import { clientOf } from '../http/client-address.js'
 import { hasPassword, verifyAgainstDummy, verifyPassword } from '../users/password.js'
 import { findUserById, lockUser } from '../users/user.repository.js'
+import { toUserAccount } from '../users/user.representation.js'
+import { recordEvent } from '../events/event.repository.js'
 import type { UserRow } from '../users/user.table.js'
 import { activateFactor, deleteFactor, findActiveFactor, findFactor, putPendingFactor, replaceRecoveryCodes, spendRecoveryCode } from './mfa.repository.js'
 import { TotpActivation, TotpActivationBody, TotpEnrolment, TotpRemovalBody } from './mfa.schemas.js'
@@ -23,8 +25,8 @@ import { enrolment, newSecret, stepOf } from './totp.js'
 
 // The account's second factor (docs/accounts.md): enrolled (a secret waiting for its first
 // code), activated by a code (ten recovery codes, shown once), removed with the password and a
-// code. Only the account itself, with a log-in token: an API key may not change how its owner
-// logs in. A wrong code or password here is 400 on its field (the caller is logged in, and a
+// code, or by an administrator without them (the lost phone). Only the account itself (and an
+// administrator removing it), with a log-in token: an API key may not change how its owner logs in. A wrong code or password here is 400 on its field (the caller is logged in, and a
 // 401 would make client libraries drop the session), and counts as a failed log-in.
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
@@ -116,8 +118,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['users'],
       operationId: 'deleteTotp',
-      summary: 'Turn the second factor off',
-      description: 'Needs the password and a code from the app (or a recovery code): a wrong one is 400 VALIDATION_ERROR on `password` or `code` (both named when both are wrong) and counts as a failed log-in. The recovery codes go with the factor, the account\'s sessions stay, and a notice is mailed.',
+      summary: 'Turn the second factor off (yours, or a user\'s as an administrator)',
+      description: 'Your own factor needs the password and a code from the app (or a recovery code): a missing one is 400 VALIDATION_ERROR on its field, a wrong one too (both named when both are wrong) and counts as a failed log-in. ' +
+        'An administrator removes another user\'s factor without either (the lost phone): the body may be empty or absent, and what it holds is not read; the user is mailed a notice and a `user.updated` event is recorded. ' +
+        'Anyone else: 403 ACCESS_DENIED. The recovery codes and open second-factor challenges go with the factor, the account\'s sessions stay, and a notice is mailed.',
       security: requires('session'),
       params: IdParams,
       body: ref(TotpRemovalBody),
@@ -125,12 +129,31 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const id = BigInt(request.params.id)
-    const user = await accountOf(request, id)
+    const found = await findUserById(db, id)
+    if (found === undefined) throw new ApiError('USER_NOT_FOUND')
+    const caller = currentUser(request)
+    if (caller.id !== id) {
+      if (!isAdmin(caller)) throw new ApiError('ACCESS_DENIED')
+      await write(db, async (trx) => {
+        const user = await lockUser(trx, dialect, id)
+        if (user === undefined) throw new ApiError('USER_NOT_FOUND')
+        if (await findActiveFactor(trx, id) === undefined) throw new ApiError('TOTP_NOT_FOUND')
+        await deleteFactor(trx, id)
+        await queueAccountMail(trx, config, { kind: 'mfa-changed', userId: id, address: user.email, data: { name: user.name, what: 'removed' } })
+        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user) })
+      })
+      return await reply.code(204).send(null)
+    }
+    const user = found
+    const { password, code } = request.body
+    const missing: FieldError[] = []
+    if (password === undefined) missing.push({ field: 'password', message: 'is required' })
+    if (code === undefined) missing.push({ field: 'code', message: 'is required' })
+    if (password === undefined || code === undefined) throw fieldsWrong(missing, {})
     const factor = await findActiveFactor(db, id)
     if (factor === undefined) throw new ApiError('TOTP_NOT_FOUND')
     const box = await app.secretBox()
     const attempt = await attemptFor(user, request)
-    const { password, code } = request.body
     // An account without a password (made by a provider) takes the time of a wrong one.
     const passwordRight = hasPassword(user.password_hash) ? await verifyPassword(user.password_hash, password) : await verifyAgainstDummy(password)
     const check = checkCode(box, factor, code)

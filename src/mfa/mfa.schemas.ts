@@ -17,6 +17,6 @@ export const TotpActivation = named('TotpActivation', Type.Object({
 }, { description: 'The second factor is on.', examples: [{ recoveryCodes: ['7k2m-9xqa-4hpt', 'c8vw-2n6r-jd0e', 'q4zs-ty1b-m7kx', '0fgh-8wer-2bnm', 'p3ca-vx9t-6yhj', 'w5ks-e2dr-n8qa', 'h7tm-4vbz-1xcp', 'r9yn-3jwe-k6sd', 'b2xq-7mht-0zfa', 'e6dj-5cwr-9nvk'] }] }))
 
 export const TotpRemovalBody = named('TotpRemovalRequest', Type.Object({
-  password: OfferedPassword('The account\'s password.'),
-  code: MfaCode
-}, { additionalProperties: false, description: 'The password and a code (or a recovery code), both.', examples: [{ password: 'correct horse battery', code: '492039' }] }))
+  password: Type.Optional(OfferedPassword('The account\'s password: required for your own factor.')),
+  code: Type.Optional(MfaCode)
+}, { additionalProperties: false, description: 'The password and a code (or a recovery code), both, for your own factor; nothing for an administrator removing another user\'s.', examples: [{ password: 'correct horse battery', code: '492039' }] }))

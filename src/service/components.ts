@@ -6,7 +6,7 @@ import { Product, ProductCreateBody, ProductPatchBody } from '../products/produc
 import { ChallengeLoginBody, CodeReauthenticationBody, CurrentSession, LoginBody, PasswordLoginBody, PasswordReauthenticationBody, ProviderLoginBody, ReauthenticationBody, Session, SessionUser } from '../sessions/session.schemas.js'
 import { TotpActivation, TotpActivationBody, TotpEnrolment, TotpRemovalBody } from '../mfa/mfa.schemas.js'
 import { Identity, OidcAuthorization, OidcAuthorizationBody } from '../oidc/oidc.schemas.js'
-import { PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
+import { ManagedUser, PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
 import { EmailVerificationBody, MailRequestBody, PasswordResetBody } from '../accounts/account.schemas.js'
 import { ErrorEntry, Health, ServiceIndex } from './service.routes.js'
 import { Event, eventSchemas, PingEvent } from '../events/event.schemas.js'
@@ -20,7 +20,7 @@ import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEnd
  */
 export const componentSchemas = [
   FieldErrorSchema, Problem, ValidationProblem, Image,
-  UserPublic, UserPrivate, UserAccount, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
+  UserPublic, UserPrivate, UserAccount, ManagedUser, UserCreateBody, UserReplaceBody, PasswordChangeBody, Profile,
   MailRequestBody, EmailVerificationBody, PasswordResetBody,
   PasswordLoginBody, ProviderLoginBody, ChallengeLoginBody, LoginBody,
   PasswordReauthenticationBody, CodeReauthenticationBody, ReauthenticationBody,

@@ -6,6 +6,10 @@ import { isUniqueViolation } from '../db/errors.js'
 import { ApiError } from '../http/errors.js'
 import type { Role, UserRow } from './user.table.js'
 import { emailKey } from '../http/email.js'
+import { sql } from 'kysely'
+import { pageAfter, readPage } from '../db/keyset.js'
+import type { PagePosition } from '../http/sorted-paging.js'
+import type { UserListing } from './user.listing.js'
 
 // Uniqueness of e-mail is the database's job (a unique index on lower(email)); its violation,
 // from either dialect, becomes DUPLICATE_EMAIL. There is no check-then-insert race to lose.
@@ -95,4 +99,40 @@ export async function postIdsOfAuthor (db: Executor, authorId: bigint): Promise<
 /** Writes the user's avatar (its JSON, files/image.representation.ts, or null); the user as they now are. */
 export async function setAvatar (db: Executor, id: bigint, avatar: string | null, now: string): Promise<UserRow> {
   return await db.updateTable('users').set({ avatar, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
+/** A user of an administrator's list: the row and whether a second factor is on. */
+export type ListedUserRow = Omit<UserRow, 'password_hash' | 'avatar'> & { mfa_enabled: boolean | number | bigint }
+
+const LISTED_COLUMNS = ['users.id', 'users.email', 'users.name', 'users.role', 'users.email_verified', 'users.pending_email', 'users.created_at', 'users.updated_at'] as const
+
+/** `%`, `_` and `\` of a text to find inside LIKE's pattern, each taken as itself (PostgreSQL's escape is `\`). */
+function likeInside (text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
+/**
+ * The queries of `limit` users of an administrator's list in its order, after `position` when
+ * given (one, or two on SQLite: db/keyset.ts); `q` found by trigrams (migration 022): FTS5's
+ * trigram index with the text as one quoted phrase on SQLite, pg_trgm's on PostgreSQL.
+ */
+export function listUsersQueries (db: Executor, dialect: DialectName, listing: UserListing, limit: number, position: PagePosition<string> | undefined) {
+  let query = db.selectFrom('users').select([
+    ...LISTED_COLUMNS,
+    (eb) => eb.exists(eb.selectFrom('totp_factors').select('totp_factors.id').whereRef('totp_factors.user_id', '=', 'users.id').where('totp_factors.status', '=', 'ACTIVE')).as('mfa_enabled')
+  ])
+  if (listing.q !== undefined) {
+    query = dialect === 'postgres'
+      ? query.where(sql<boolean>`(users.email ilike ${likeInside(listing.q)} or users.name ilike ${likeInside(listing.q)})`)
+      : query.where(sql<boolean>`users.id in (select rowid from users_search where users_search match ${`"${listing.q.replaceAll('"', '""')}"`})`)
+  }
+  if (listing.role !== undefined) query = query.where('users.role', '=', listing.role)
+  if (listing.emailVerified !== undefined) query = query.where('users.email_verified', '=', listing.emailVerified ? 1 : 0)
+  const direction = listing.sort === 'createdAt' ? 'asc' : 'desc'
+  if (position !== undefined) return pageAfter(dialect, query, { table: 'users', column: 'created_at', direction }, position, limit)
+  return [query.orderBy('users.created_at', direction).orderBy('users.id', direction).limit(limit)]
+}
+
+export async function listUsers (db: Executor, dialect: DialectName, listing: UserListing, limit: number, position: PagePosition<string> | undefined): Promise<ListedUserRow[]> {
+  return await readPage(listUsersQueries(db, dialect, listing, limit, position), limit, async (query) => await query.execute())
 }

@@ -8,22 +8,26 @@ import { afterCommit, write } from '../db/write.js'
 import { credentialsRevoked } from '../auth/revocations.js'
 import { nowIso, toIso } from '../db/types.js'
 import { recordEvent } from '../events/event.repository.js'
-import { authenticate, requireSelf } from '../auth/authentication.js'
+import { authenticate, requireAdmin, requireSelf } from '../auth/authentication.js'
 import { toAvatar } from '../files/image.representation.js'
 import { ApiError } from '../http/errors.js'
 import { etagOf, sendTagged } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
-import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
+import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { deleteOtherSessions } from '../sessions/session.repository.js'
 import { verifyCurrentPassword } from '../sessions/session.service.js'
 import { hashPassword } from './password.js'
 import { countAddressProbe, countSignup } from './signup-limit.js'
 import { requireRecentAuthentication } from '../auth/recent-authentication.js'
 import { clientOf } from '../http/client-address.js'
-import { countPostsByAuthor, deleteUser, emailTakenByOther, postIdsOfAuthor, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
-import { toUserAccount, toUserPrivate, toUserPublic } from './user.representation.js'
-import { PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
+import { countPostsByAuthor, deleteUser, listUsers, emailTakenByOther, postIdsOfAuthor, findUserByEmail, findUserById, insertUser, lockUser, updatePasswordHash, updateUser } from './user.repository.js'
+import { toManagedUser, toUserAccount, toUserPrivate, toUserPublic } from './user.representation.js'
+import { ManagedUser, PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 import type { UserRow } from './user.table.js'
+import { Type } from '@sinclair/typebox'
+import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
+import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
+import { userCursorKey, UserListQuery, userListing, userQueryRules } from './user.listing.js'
 import { hasLiveToken, voidTokens } from '../accounts/account-token.repository.js'
 import { afterPasswordReplaced, queueAccountMail } from '../accounts/account.service.js'
 import { emailKey } from '../http/email.js'
@@ -82,6 +86,32 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     // it, so it can be sent as If-Match with the first change.
     void reply.header('etag', etagOf(reply, UserAccount, toUserAccount(row)))
     return await reply.code(201).header('location', `/v1/users/${row.id}`).send(toUserPrivate(row))
+  })
+
+  app.get('/users', {
+    onRequest: authenticate,
+    config: { queryRules: userQueryRules },
+    schema: {
+      tags: ['users'],
+      operationId: 'listUsers',
+      summary: 'List accounts (administrators)',
+      description: 'Administrators only (anyone else 403 ACCESS_DENIED; an API key 403 INSUFFICIENT_SCOPE). Filters combine with AND: `q` (a part of the address or the name, in any case, 3 characters or more), `role`, `emailVerified`. ' +
+        '`sort` is `-createdAt` (newest first, the default) or `createdAt`. Keyset paging: `limit` 1 to 100 (default 20); when more follow, ' +
+        '`Link: <…>; rel="next"` gives the next page, whose cursor is valid only with the same sort and filters (else 400 CURSOR_MISMATCH).',
+      security: requires('session'),
+      querystring: UserListQuery,
+      response: {
+        200: success(Type.Array(ref(ManagedUser), { maxItems: 100 }), { description: 'A page of accounts.', headers: LINK_HEADER, example: ManagedUser.examples }),
+        ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'CURSOR_MISMATCH', 'ACCESS_DENIED')
+      }
+    }
+  }, async (request, reply) => {
+    requireAdmin(request)
+    const listing = userListing(request.query)
+    const position = pagePosition(request.query.cursor, listing.fingerprint, userCursorKey.readKey)
+    const limit = request.query.limit ?? DEFAULT_LIMIT
+    const rows = await listUsers(db, dialect, listing, limit + 1, position)
+    return finishPage(request, reply, rows, limit, toManagedUser, sortedCursorOf(listing.fingerprint, userCursorKey.keyOf))
   })
 
   app.get('/users/:id', {

@@ -49,3 +49,17 @@ export const Profile = named('Profile', Type.Object({
   createdAt: Timestamp,
   avatar: Type.Union([ref(Image), Type.Null()], { description: 'The user\'s picture (PUT /v1/users/{id}/avatar), or null.' })
 }, { description: 'A user\'s public profile.', examples: [{ id: 42, name: 'Ada', postCount: 3, createdAt: '2026-11-21T16:30:00.000Z', avatar: null }] }))
+
+export const ManagedUser = named('ManagedUser', Type.Object({
+  id: Id,
+  email: Type.String(),
+  name: Type.String(),
+  role: Type.Unsafe<'USER' | 'ADMIN'>({ type: 'string', enum: ['USER', 'ADMIN'], description: 'What the account may do: `ADMIN` administers the service.' }),
+  emailVerified: Type.Boolean({ description: 'Whether a mailed link proved `email`.' }),
+  pendingEmail: Type.Union([Type.String(), Type.Null()], { description: 'A new address waiting for its proof, or null.' }),
+  mfaEnabled: Type.Boolean({ description: 'Whether a second factor (TOTP) is on.' }),
+  createdAt: Timestamp
+}, {
+  description: 'A user as an administrator sees it (GET /v1/users).',
+  examples: [{ id: 42, email: 'ada@example.com', name: 'Ada', role: 'USER', emailVerified: true, pendingEmail: null, mfaEnabled: false, createdAt: '2026-11-21T16:30:00.000Z' }]
+}))

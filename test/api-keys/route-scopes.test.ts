@@ -5,7 +5,7 @@ import { assertError, buildTestApp, createAdmin, type TestApp, type TestUser } f
 
 // Every operation says what it needs in its own `security`, and authentication reads it from
 // there: walking the OpenAPI document, a write is public only if it is one of those that
-// must be (sign-up, log-in and beginning a provider's sign-in, a view, the mailed links), an operation a key may not call is one of the account's,
+// must be (sign-up, log-in and beginning a provider's sign-in, a view, the mailed links), an operation a key may not call is one of the account's or an administrator's over accounts,
 // and every operation that names a scope refuses a key without it (403 naming that scope),
 // before anything else, whatever the path and body.
 
@@ -16,7 +16,8 @@ const SESSION_ONLY = [
   'POST /v1/api-keys', 'GET /v1/api-keys', 'GET /v1/api-keys/{id}', 'DELETE /v1/api-keys/{id}',
   'GET /v1/users/{id}/identities', 'DELETE /v1/users/{id}/identities/{provider}',
   'POST /v1/users/{id}/totp', 'PUT /v1/users/{id}/totp', 'DELETE /v1/users/{id}/totp',
-  'PUT /v1/users/{id}/avatar', 'DELETE /v1/users/{id}/avatar'
+  'PUT /v1/users/{id}/avatar', 'DELETE /v1/users/{id}/avatar',
+  'GET /v1/users', 'DELETE /v1/users/{id}/sessions'
 ]
 
 interface Operation { key: string, method: string, path: string, security: Array<Record<string, string[]>> | undefined }

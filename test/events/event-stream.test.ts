@@ -174,7 +174,7 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     }
   })
 
-  test('a log-out ends the stream of that session at once; a password change ends the other sessions\' streams; a deleted account ends all', async (context) => {
+  test('a log-out ends the stream of that session at once; a password change ends the other sessions\' streams; a deleted account and signing out everywhere end all', async (context) => {
     const { t, base } = await world(context)
     const carol = await createUser(t.app, { name: 'Carol', password: 'carol password 1' })
     const second = (await t.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: carol.email, password: carol.password } })).json().token as string
@@ -191,6 +191,17 @@ describe('GET /v1/events as a Server-Sent Events stream', () => {
     const daves = await openStream(`${base}/v1/events`, dave.auth)
     assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/users/${dave.id}`, headers: dave.auth })).statusCode, 204)
     assert.equal(await daves.ended(2000), 'end')
+
+    // Signed out everywhere by an administrator: every stream of the user's sessions ends.
+    const admin = await createAdmin(t.app)
+    const erin = await createUser(t.app, { name: 'Erin' })
+    const erinsOther = (await t.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: erin.email, password: erin.password } })).json().token as string
+    const erins = [await openStream(`${base}/v1/events`, erin.auth), await openStream(`${base}/v1/events`, { authorization: `Bearer ${erinsOther}` })]
+    const admins = await openStream(`${base}/v1/events`, admin.auth)
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/users/${erin.id}/sessions`, headers: admin.auth })).statusCode, 204)
+    for (const stream of erins) assert.equal(await stream.ended(2000), 'end')
+    await assert.rejects(admins.ended(300), Error, 'the administrator\'s own stream stays')
+    admins.close()
   })
 
   test(`at most ${STREAMS_PER_USER} streams per user: the next is 429 TOO_MANY_STREAMS with Retry-After, others unaffected`, async (context) => {

@@ -185,6 +185,7 @@ export class World {
         break
       }
       case 'DELETE /v1/sessions/current': if (by !== undefined) this.stale.add(`token:${by}`); break
+      case 'DELETE /v1/users/{id}/sessions': { const who = this.whoHas(id); if (who !== undefined) this.stale.add(`token:${who}`); break }
       case 'PUT /v1/posts/{id}': case 'PATCH /v1/posts/{id}': case 'DELETE /v1/posts/{id}':
         for (const who of ['alice', 'bob'] as const) if (String(this.posts[who]) === id) this.stale.add(`post:${who}`)
         break

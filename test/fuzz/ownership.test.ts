@@ -28,7 +28,7 @@ interface Rule {
 
 // Posts: only the author writes, its images included (admins included in the refusal). Users: only the user changes
 // or deletes the account, its avatar, its password, its identity providers, its second factor, or lists its
-// orders (the admin may list them).
+// orders (the admin may list the orders, remove the second factor and end the sessions).
 // Orders: only the owner or an admin; someone else's order is 404 ORDER_NOT_FOUND, as if it did
 // not exist (a 403 would tell that the id exists, and ids are sequential).
 const RULES: Record<string, Rule> = {
@@ -46,7 +46,8 @@ const RULES: Record<string, Rule> = {
   'DELETE /v1/users/{id}/identities/{provider}': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'POST /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'PUT /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
-  'DELETE /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
+  'DELETE /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: true },
+  'DELETE /v1/users/{id}/sessions': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: true },
   'GET /v1/users/{id}/orders': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: true },
   'GET /v1/orders/{id}': { kind: 'orderId', refusal: { status: 404, code: 'ORDER_NOT_FOUND' }, adminAllowed: true },
   'PATCH /v1/orders/{id}': { kind: 'orderId', refusal: { status: 404, code: 'ORDER_NOT_FOUND' }, adminAllowed: true }

@@ -47,6 +47,10 @@ test('valid requests to every operation are accepted', async (t) => {
         // but the value is not the account's password.
         const fields = code === 'VALIDATION_ERROR' ? JSON.stringify(res.json().errors.map((e: { field: string }) => e.field)) : ''
         if (op.key === 'PUT /v1/users/{id}/password' && fields === '["currentPassword"]') return
+        // Removing one's own second factor needs both proofs, which the schema leaves optional
+        // because an administrator removing another user's needs neither: a missing or wrong
+        // one is named as its field.
+        if (op.key === 'DELETE /v1/users/{id}/totp' && ['["password"]', '["code"]', '["password","code"]', '["code","password"]'].includes(fields)) return
         // Likewise a re-authentication's password or code that is not the account's.
         if (op.key === 'POST /v1/sessions/current/reauthentication' && (fields === '["password"]' || fields === '["code"]')) return
         if (SHAPE_CODES.has(code) || !documentedCodes(op, res.statusCode).includes(code)) {

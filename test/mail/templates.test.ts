@@ -26,6 +26,7 @@ const contents = (v: Values): MailContent[] => [
   { kind: 'password-changed', name: v.name, how: 'reset' },
   { kind: 'password-changed', name: v.name, how: 'change' },
   { kind: 'mfa-changed', name: v.name, what: 'disabled', remaining: 0 },
+  { kind: 'mfa-changed', name: v.name, what: 'removed', remaining: 0 },
   { kind: 'mfa-changed', name: v.name, what: 'recovery-code-used', remaining: 9 },
   { kind: 'mfa-changed', name: v.name, what: 'enabled', remaining: 0 },
   { kind: 'identity-linked', name: v.name, provider: v.provider },
@@ -86,6 +87,7 @@ describe('renderMail', () => {
       'Your password was changed',
       'Your password was changed',
       'Your second factor was turned off',
+      'Your second factor was removed by an administrator',
       'A recovery code was used',
       'A second factor was turned on',
       'A sign-in provider was linked to your account',
@@ -114,6 +116,12 @@ describe('renderMail', () => {
     }
     assert.notEqual(byReset!.text, byChange!.text)
     assert.match(byReset!.text, /reset/)
+  })
+
+  test('the notice of a factor an administrator removed says who did it and what to do', { timeout: 30_000 }, () => {
+    const removed = contents(plain).map((c) => renderMail(c, SITE)).find((m) => m.subject.includes('administrator'))!
+    assert.match(removed.text, /An administrator of .* removed the authenticator app/)
+    assert.match(removed.text, /reset your password at once/)
   })
 
   test('the notices of a new way in: a factor turned on, a provider linked, a key made (its name, scopes and prefix, never more)', { timeout: 30_000 }, () => {

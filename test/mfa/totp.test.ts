@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import * as OTPAuth from 'otpauth'
 import { write } from '../../src/db/write.js'
-import { assertError, buildTestApp, createUser, dialect, logIn, type TestUser } from '../helper.js'
+import { assertError, buildTestApp, createAdmin, createUser, dialect, logIn, type TestUser } from '../helper.js'
 import { decodeQrSvg } from '../support/qr-decode.js'
 import { base32Decode, totp } from '../support/rfc6238.js'
 
@@ -260,5 +260,46 @@ describe('without a key for secrets at rest', { timeout: 60_000 }, () => {
     } finally {
       await bare.close()
     }
+  })
+})
+
+describe('an administrator removes another user\'s second factor (the lost phone)', { timeout: 120_000 }, () => {
+  const events = async (userId: number) => await app.db.selectFrom('events').select(['type', 'data']).where('resource_id', '=', BigInt(userId)).orderBy('id').execute()
+
+  test('204 without password or code, with no body or an empty one: the factor, its recovery codes and open challenges go; a notice is mailed; user.updated recorded; the sessions stay', async () => {
+    const admin = await createAdmin(app)
+    for (const body of [undefined, {}]) {
+      const { user, recoveryCodes } = await withFactor()
+      const challenge = await challengeOf(user)
+      const res = await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}/totp`, headers: admin.auth, ...(body === undefined ? {} : { payload: body }) })
+      assert.equal(res.statusCode, 204, res.body)
+      assert.equal(res.body, '')
+      const logged = await logIn(app, { email: user.email, password: user.password })
+      assert.equal(logged.statusCode, 201, 'a log-in needs only the password again')
+      assertError(await answer(challenge, recoveryCodes[0]), 401, 'INVALID_MFA_CODE')
+      assert.equal((await app.inject({ method: 'GET', url: '/v1/sessions/current', headers: user.auth })).statusCode, 200, 'the user\'s sessions stay')
+      assert.deepEqual((await mailsOf(user.id)).map((m) => JSON.parse(m.data).what), ['enabled', 'removed'])
+      const recorded = await events(user.id)
+      assert.equal(recorded.at(-1)!.type, 'user.updated')
+      assert.equal(JSON.parse(String(recorded.at(-1)!.data)).id, user.id)
+      assert.equal((await app.db.selectFrom('recovery_codes').select('id').where('user_id', '=', BigInt(user.id)).execute()).length, 0)
+      // Again: nothing left to remove.
+      assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}/totp`, headers: admin.auth }), 404, 'TOTP_NOT_FOUND')
+    }
+  })
+
+  test('what the administrator\'s body holds is not read; a user who is not an administrator is refused; the administrator\'s own factor still needs its password and code', async () => {
+    const admin = await createAdmin(app)
+    const { user, secret } = await withFactor()
+    assertError(await remove(user, {}, (await createUser(app)).auth), 403, 'ACCESS_DENIED')
+    assert.equal((await remove(user, { password: 'not the password', code: '000000' }, admin.auth)).statusCode, 204)
+    assertError(await activate(user, codeAt(secret, 1)), 404, 'TOTP_NOT_FOUND')
+    assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${admin.id}/totp`, headers: admin.auth, payload: {} }), 400, 'VALIDATION_ERROR', ['code', 'password'])
+    assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${admin.id}/totp`, headers: admin.auth, payload: { password: admin.password, code: '123456' } }), 404, 'TOTP_NOT_FOUND')
+    assertError(await app.inject({ method: 'DELETE', url: '/v1/users/9007199254740991/totp', headers: admin.auth }), 404, 'USER_NOT_FOUND')
+    assertError(await app.inject({ method: 'DELETE', url: '/v1/users/abc/totp', headers: admin.auth }), 400, 'VALIDATION_ERROR', ['id'])
+    assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}/totp`, headers: admin.auth, payload: { password: 5, extra: true } }), 400, 'VALIDATION_ERROR', ['extra', 'password'])
+    const key = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: admin.auth, payload: { name: 'console', scopes: ['products:write'] } })
+    assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${user.id}/totp`, headers: { authorization: `Bearer ${key.json().key as string}` } }), 403, 'INSUFFICIENT_SCOPE')
   })
 })

@@ -76,6 +76,8 @@ describe('OpenAPI document', () => {
       'GET /errors/{code}': 'getError',
       ...(ids['GET /metrics'] === undefined ? {} : { 'GET /metrics': 'getMetrics' }),
       'POST /v1/users': 'createUser',
+      'GET /v1/users': 'listUsers',
+      'DELETE /v1/users/{id}/sessions': 'deleteUserSessions',
       'GET /v1/users/{id}': 'getUser',
       'PUT /v1/users/{id}': 'replaceUser',
       'DELETE /v1/users/{id}': 'deleteUser',

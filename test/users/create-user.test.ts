@@ -36,10 +36,11 @@ describe('POST /v1/users', () => {
     assert.equal((await session(email.toUpperCase(), 'correct horse')).statusCode, 201)
   })
 
-  test('there is no user list: GET /v1/users is 405 with Allow: POST', async () => {
-    const res = await app.inject({ method: 'GET', url: '/v1/users' })
+  test('the list of users is an administrator\'s: anonymous GET /v1/users is 401; PUT is 405 with Allow: GET, POST', async () => {
+    assertError(await app.inject({ method: 'GET', url: '/v1/users' }), 401, 'AUTHENTICATION_REQUIRED')
+    const res = await app.inject({ method: 'PUT', url: '/v1/users' })
     assertError(res, 405, 'METHOD_NOT_ALLOWED')
-    assert.equal(res.headers.allow, 'POST')
+    assert.equal(res.headers.allow, 'GET, HEAD, POST')
   })
 
   test('no body at all names every required field', async () => {

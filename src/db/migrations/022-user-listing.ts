@@ -1,0 +1,52 @@
+import { sql, type Kysely, type Migration } from 'kysely'
+import type { DialectName } from '../database.js'
+
+// GET /v1/users (an administrator's list of accounts) sorts by creation time, newest or oldest
+// first, and finds an account by any part of its address or name (`q`, 3 characters or more).
+//
+// - The sort: an index on (created_at, id), so a page at any depth is a range of it.
+// - The search is by trigrams, so a part of a word is found without reading every row:
+//   - SQLite: an FTS5 index over email and name with the table as its content and the trigram
+//     tokenizer (case-insensitive, Unicode), kept in step by triggers on insert, delete and a
+//     change of either column; a quoted phrase of 3 characters or more matches wherever it occurs.
+//   - PostgreSQL: pg_trgm's GIN operator class on each column; ILIKE '%…%' is answered from the
+//     two indexes (a bitmap OR) and checked against the rows. pg_trgm ships with PostgreSQL and
+//     is a trusted extension (13 and later): the database's owner may create it, and an
+//     operator may create it beforehand for a role that does not own the database.
+export function userListing (dialect: DialectName): Migration {
+  return {
+    async up (db: Kysely<any>) {
+      await sql`create index users_created_at_id_idx on users (created_at, id)`.execute(db)
+      if (dialect === 'postgres') {
+        await sql`create extension if not exists pg_trgm`.execute(db)
+        await sql`create index users_email_trgm_idx on users using gin (email gin_trgm_ops)`.execute(db)
+        await sql`create index users_name_trgm_idx on users using gin (name gin_trgm_ops)`.execute(db)
+        return
+      }
+      await sql`create virtual table users_search using fts5(email, name, content='users', content_rowid='id', tokenize='trigram')`.execute(db)
+      await sql`create trigger users_search_insert after insert on users begin
+        insert into users_search (rowid, email, name) values (new.id, new.email, new.name);
+      end`.execute(db)
+      await sql`create trigger users_search_delete after delete on users begin
+        insert into users_search (users_search, rowid, email, name) values ('delete', old.id, old.email, old.name);
+      end`.execute(db)
+      await sql`create trigger users_search_update after update of email, name on users begin
+        insert into users_search (users_search, rowid, email, name) values ('delete', old.id, old.email, old.name);
+        insert into users_search (rowid, email, name) values (new.id, new.email, new.name);
+      end`.execute(db)
+      await sql`insert into users_search (users_search) values ('rebuild')`.execute(db)
+    },
+    async down (db: Kysely<any>) {
+      if (dialect === 'postgres') {
+        await sql`drop index users_name_trgm_idx`.execute(db)
+        await sql`drop index users_email_trgm_idx`.execute(db)
+      } else {
+        await sql`drop trigger users_search_update`.execute(db)
+        await sql`drop trigger users_search_delete`.execute(db)
+        await sql`drop trigger users_search_insert`.execute(db)
+        await sql`drop table users_search`.execute(db)
+      }
+      await sql`drop index users_created_at_id_idx`.execute(db)
+    }
+  }
+}
