@@ -23,9 +23,9 @@ const ORDER_COLUMNS = '"id", "user_id", "product_id", "quantity", "total_price",
 /** The events of a write, after its `written` row (src/events/recorded-write.ts): `n` its parameter count, `others` more events. */
 function recorded (n: number, others = 0): string {
   const p = (cast: string): string => `$${++n}::${cast}`
-  const selects = [`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, written.id, ${p('bigint')}, '{"id":' || written.id::text || ${p('text')} from written`]
-  for (let i = 0; i < others; i++) selects.push(`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}, ${p('text')}`)
-  return `recorded as (insert into events (event_id, type, occurred_at, resource_type, resource_id, audience, data) ${selects.join(' union all ')} returning id, audience), ` +
+  const selects = [`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, written.id, ${p('bigint')}, '{"id":' || written.id::text || ${p('text')}, ${p('bigint')}, ${p('bigint')} from written`]
+  for (let i = 0; i < others; i++) selects.push(`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}`)
+  return `recorded as (insert into events (event_id, type, occurred_at, resource_type, resource_id, audience, data, actor_user_id, actor_api_key_id) ${selects.join(' union all ')} returning id, audience), ` +
     'pending as (insert into event_pending (event_pk, audience) select id, audience from recorded)'
 }
 
@@ -118,7 +118,7 @@ export function postgresFloor (url: string): FloorRoutes {
       const now = new Date().toISOString()
       const user = await userOf(token, now)
       const { title, content } = JSON.parse(body) as { title: string, content: string }
-      const { rows: [row] } = await pool.query(named('createPost', [user, title, content, now, now, randomUUID(), 'post.created', now, 'post', null, after(body)]))
+      const { rows: [row] } = await pool.query(named('createPost', [user, title, content, now, now, randomUUID(), 'post.created', now, 'post', null, after(body), user, null]))
       answer(res, 201, JSON.stringify(row))
     }),
     patchPost: async (res, token, id, ifMatch, body) => await answering(res, async () => {
@@ -132,7 +132,7 @@ export function postgresFloor (url: string): FloorRoutes {
         if (current.author_id !== user) throw new Refused(403)
         // The floor's tag is the post's updated_at: the cheapest thing that changes with every write.
         if (ifMatch !== undefined && ifMatch !== '*' && ifMatch !== `"${current.updated_at.toISOString()}"`) throw new Refused(412)
-        const row = (await client.query<PostRow>(named('updatePost', [title ?? null, content ?? null, now, id, randomUUID(), 'post.updated', now, 'post', null, after(body)]))).rows[0]!
+        const row = (await client.query<PostRow>(named('updatePost', [title ?? null, content ?? null, now, id, randomUUID(), 'post.updated', now, 'post', null, after(body), user, null]))).rows[0]!
         row.author_name = name
         return JSON.stringify(row)
       })
@@ -149,8 +149,8 @@ export function postgresFloor (url: string): FloorRoutes {
         p.stock = String(Number(p.stock) - quantity)
         p.updated_at = now
         const { rows: [row] } = await client.query(named('placeOrder', [user, productId, quantity, Number(p.price) * quantity, 'PAID', now, now,
-          randomUUID(), 'order.created', now, 'order', user, after(body),
-          randomUUID(), 'product.updated', now, 'product', productId, null, JSON.stringify(p)]))
+          randomUUID(), 'order.created', now, 'order', user, after(body), user, null,
+          randomUUID(), 'product.updated', now, 'product', productId, null, JSON.stringify(p), user, null]))
         return JSON.stringify(row)
       })
       answer(res, 201, json)

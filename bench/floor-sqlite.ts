@@ -39,8 +39,8 @@ const UPDATE_POST = `update "posts" set "title" = coalesce(+?, "title"), "conten
 const TAKE_STOCK = 'update "products" set "stock" = "stock" - +?, "updated_at" = +? where "id" = +? and "stock" >= +?'
 const INSERT_ORDER = 'insert into "orders" ("user_id", "product_id", "quantity", "total_price", "status", "created_at", "updated_at") values (+?, +?, +?, +?, +?, +?, +?) ' +
   'returning "id", "user_id", "product_id", "quantity", "total_price", "status", "created_at", "updated_at"'
-const INSERT_EVENT = 'insert into "events" ("id", "event_id", "type", "occurred_at", "resource_type", "resource_id", "audience", "data") ' +
-  'values ((select coalesce(max(id), (select pruned_through from event_log where id = 1)) + 1 from events), +?, +?, +?, +?, +?, +?, +?)'
+const INSERT_EVENT = 'insert into "events" ("id", "event_id", "type", "occurred_at", "resource_type", "resource_id", "audience", "data", "actor_user_id", "actor_api_key_id") ' +
+  'values ((select coalesce(max(id), (select pruned_through from event_log where id = 1)) + 1 from events), +?, +?, +?, +?, +?, +?, +?, +?, +?)'
 
 interface PostRow { id: number, author_id: number, updated_at: string, author_name?: string }
 interface ProductRow { id: number, price: number, stock: number, on_sale: number, updated_at: string }
@@ -68,15 +68,16 @@ export function sqliteFloor (path: string): FloorRoutes {
   const insertEvent = db.prepare(INSERT_EVENT)
 
   const userOf = (token: string, now: string) => (sessionUser.get(token, now) as { id: number } | undefined)?.id
-  const event = (type: string, now: string, resourceType: string, resourceId: number, audience: number | null, data: string) => {
-    insertEvent.run(randomUUID(), type, now, resourceType, resourceId, audience, data)
+  // The actor is the user of the request's token (no API key in the floor).
+  const event = (type: string, now: string, resourceType: string, resourceId: number, audience: number | null, data: string, actor: number) => {
+    insertEvent.run(randomUUID(), type, now, resourceType, resourceId, audience, data, actor, null)
   }
 
   // Each write returns the JSON to answer, or the status of a refusal.
   const create = (author: number, title: string, content: string, now: string): string => {
     const row = insertPost.get(author, title, content, now, now) as PostRow
     const json = JSON.stringify(row)
-    event('post.created', now, 'post', row.id, null, json)
+    event('post.created', now, 'post', row.id, null, json, author)
     return json
   }
   const patch = (user: number, id: number, ifMatch: string | undefined, title: string | null, content: string | null, now: string): string | number => {
@@ -89,7 +90,7 @@ export function sqliteFloor (path: string): FloorRoutes {
     const row = updatePost.get(title, content, now, id) as PostRow
     row.author_name = name
     const json = JSON.stringify(row)
-    event('post.updated', now, 'post', id, null, json)
+    event('post.updated', now, 'post', id, null, json, user)
     return json
   }
   const order = (user: number, productId: number, quantity: number, now: string): string | number => {
@@ -97,10 +98,10 @@ export function sqliteFloor (path: string): FloorRoutes {
     if (p === undefined || p.on_sale !== 1 || p.stock < quantity || takeStock.run(quantity, now, productId, quantity).changes !== 1) return 409
     const row = insertOrder.get(user, productId, quantity, p.price * quantity, 'PAID', now, now) as { id: number }
     const json = JSON.stringify(row)
-    event('order.created', now, 'order', row.id, user, json)
+    event('order.created', now, 'order', row.id, user, json, user)
     p.stock -= quantity
     p.updated_at = now
-    event('product.updated', now, 'product', productId, null, JSON.stringify(p))
+    event('product.updated', now, 'product', productId, null, JSON.stringify(p), user)
     return json
   }
   const settle = (res: ServerResponse, status: number, outcome: string | number, etag?: string) =>

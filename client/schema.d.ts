@@ -2351,6 +2351,19 @@ export interface components {
             /** @description Time of the last change. Read-only: accepted and ignored. */
             readonly updatedAt?: unknown;
         };
+        /**
+         * @description Who made the change. A sign-up and a change made through a mailed link are the account's own; both null for the service's own changes (an administrator made at start-up, an endpoint disabled after its failures) and for events recorded before actors were.
+         * @example {
+         *       "userId": 1,
+         *       "apiKeyId": null
+         *     }
+         */
+        EventActor: {
+            /** @description The user who made the change (an administrator acting on another's resource is named here), or null for the service's own changes. */
+            userId: number | null;
+            /** @description The API key the change was made with, or null (a log-in token, a mailed link, the service). */
+            apiKeyId: number | null;
+        };
         /** @description An account was created. Seen by the user and administrators. */
         UserCreatedEvent: {
             /**
@@ -2381,6 +2394,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["UserAccount"];
         };
         /** @description An account changed: its name, its e-mail address (a new one asked for, then proved), or its address was verified. Seen by the user and administrators. */
@@ -2413,6 +2427,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["UserAccount"];
         };
         /** @description An account was deleted, with its sessions, posts and orders (each post also has its post.deleted). Seen by the user and administrators. */
@@ -2445,6 +2460,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
         };
         /** @description A post was created. Seen by every user. */
         PostCreatedEvent: {
@@ -2476,6 +2492,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["Post"];
         };
         /** @description A post's title or content changed (views do not make events). Seen by every user. */
@@ -2508,6 +2525,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["Post"];
         };
         /** @description A post was deleted, by its author or with the author's account. Seen by every user. */
@@ -2540,6 +2558,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
         };
         /** @description A product was created. Seen by every user. */
         ProductCreatedEvent: {
@@ -2571,6 +2590,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["Product"];
         };
         /** @description A product changed: by an administrator, or its stock by an order placed or canceled. Seen by every user. */
@@ -2603,6 +2623,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["Product"];
         };
         /** @description An order was placed (PAID). Seen by the ordering user and administrators. */
@@ -2635,6 +2656,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["Order"];
         };
         /** @description An order was canceled; its units went back to stock. Seen by the ordering user and administrators. */
@@ -2667,6 +2689,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["Order"];
         };
         /** @description An order was shipped. Seen by the ordering user and administrators. */
@@ -2699,6 +2722,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["Order"];
         };
         /** @description A webhook endpoint was disabled by the service: it answered 410 Gone, or every delivery failed for too long. Seen by the endpoint's owner and administrators. */
@@ -2731,6 +2755,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["WebhookEndpoint"];
         };
         /** @description An API key was created (its prefix, never its secret). Seen by the key's owner and administrators. */
@@ -2763,6 +2788,7 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["ApiKey"];
         };
         /** @description An API key was revoked by its owner, or ended by the service when the account was handed over (a password reset first proving its address, or ADMIN_EMAIL naming it) (`data` is the key as it was). Seen by the key's owner and administrators. */
@@ -2795,9 +2821,10 @@ export interface components {
                 /** @description Grows with every change of the resource: an event with a lower version than one already applied is stale. */
                 version: number;
             };
+            actor: components["schemas"]["EventActor"];
             data: components["schemas"]["ApiKey"];
         };
-        /** @description An event: `{id, sequence, type, occurredAt, resource: {type, id, version}, data}`; `data` is absent for a deletion. */
+        /** @description An event: `{id, sequence, type, occurredAt, resource: {type, id, version}, actor: {userId, apiKeyId}, data}`; `data` is absent for a deletion. */
         Event: components["schemas"]["UserCreatedEvent"] | components["schemas"]["UserUpdatedEvent"] | components["schemas"]["UserDeletedEvent"] | components["schemas"]["PostCreatedEvent"] | components["schemas"]["PostUpdatedEvent"] | components["schemas"]["PostDeletedEvent"] | components["schemas"]["ProductCreatedEvent"] | components["schemas"]["ProductUpdatedEvent"] | components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderCanceledEvent"] | components["schemas"]["OrderShippedEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["ApiKeyCreatedEvent"] | components["schemas"]["ApiKeyRevokedEvent"];
         /** @description A test delivery asked for with POST /v1/webhook-endpoints/{id}/ping; never in the feed. */
         WebhookPingEvent: {

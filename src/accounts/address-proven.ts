@@ -1,4 +1,5 @@
 import { toApiKey } from '../api-keys/api-key.representation.js'
+import { actingAs, SERVICE_ACTOR, type Actor } from '../events/actor.js'
 import { credentialsRevoked } from '../auth/revocations.js'
 import type { Db, Executor } from '../db/schema.js'
 import { afterCommit } from '../db/write.js'
@@ -36,10 +37,10 @@ export type Proof = 'verification' | 'reset' | 'operator'
  * stream tickets, the addresses known to the log-in limits. The pending e-mail change is the
  * caller's to clear (proveAddress does).
  */
-async function endSetUp (trx: Executor, db: Db, user: UserRow): Promise<void> {
+async function endSetUp (trx: Executor, db: Db, user: UserRow, actor: Actor): Promise<void> {
   await deleteUserSessions(trx, user.id)
   const keys = await trx.deleteFrom('api_keys').where('user_id', '=', user.id).returningAll().execute()
-  for (const key of keys) await recordEvent(trx, { type: 'api_key.revoked', resourceId: key.id, audience: user.id, data: toApiKey(key) })
+  for (const key of keys) await recordEvent(trx, { type: 'api_key.revoked', resourceId: key.id, audience: user.id, data: toApiKey(key), actor })
   await trx.deleteFrom('webhook_endpoints').where('user_id', '=', user.id).execute()
   await trx.deleteFrom('user_identities').where('user_id', '=', user.id).execute()
   await deleteFactor(trx, user.id)
@@ -66,8 +67,10 @@ function handsOver (user: UserRow, proof: Proof): boolean {
  * `changes` the proof makes (a new password, a role); returns the account as it is now.
  */
 export async function proveAddress (trx: Executor, db: Db, user: UserRow, proof: Proof, changes: AccountChanges = {}): Promise<UserRow> {
-  if (!handsOver(user, proof)) return await updateAccount(trx, user, { ...changes, email_verified: 1 })
-  await endSetUp(trx, db, user)
+  // The person with the mailed link acts as the account; the operator's naming is the service's own.
+  const actor = proof === 'operator' ? SERVICE_ACTOR : actingAs(user.id)
+  if (!handsOver(user, proof)) return await updateAccount(trx, user, { ...changes, email_verified: 1 }, actor)
+  await endSetUp(trx, db, user, actor)
   if (user.pending_email !== null) await voidTokens(trx, user.id, 'verify-email')
-  return await updateAccount(trx, user, { ...changes, email_verified: 1, pending_email: null })
+  return await updateAccount(trx, user, { ...changes, email_verified: 1, pending_email: null }, actor)
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { actorOf } from '../events/actor.js'
 import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
 import { afterCommit, write } from '../db/write.js'
@@ -71,7 +72,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       await lockUser(trx, dialect, user.id)
       if (await countLiveKeys(trx, user.id, now) >= MAX_LIVE_KEYS) throw new ApiError('TOO_MANY_API_KEYS')
       const created = await insertApiKey(trx, { userId: user.id, name, scopes: ordered, prefix, keyHash: hashToken(key), now, expiresAt: expiresAt === undefined ? null : new Date(expiresAt).toISOString() })
-      await recordEvent(trx, { type: 'api_key.created', resourceId: created.id, audience: user.id, data: toApiKey(created) }, now)
+      await recordEvent(trx, { type: 'api_key.created', resourceId: created.id, audience: user.id, data: toApiKey(created), actor: actorOf(request) }, now)
       await queueAccountMail(trx, app.config, { kind: 'api-key-created', userId: user.id, address: user.email, data: { name: user.name, keyName: name, scopes: ordered.join(' '), prefix } })
       return created
     })
@@ -136,7 +137,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       const row = await findApiKey(trx, user.id, id)
       if (row === undefined) throw new ApiError('API_KEY_NOT_FOUND')
       await deleteApiKey(trx, id)
-      await recordEvent(trx, { type: 'api_key.revoked', resourceId: id, audience: user.id, data: toApiKey(row) })
+      await recordEvent(trx, { type: 'api_key.revoked', resourceId: id, audience: user.id, data: toApiKey(row), actor: actorOf(request) })
       afterCommit(trx, () => { credentialsRevoked(db, { apiKeyId: id }) })
     })
     return await reply.code(204).send(null)

@@ -22,6 +22,7 @@ import { secondFactor } from './migrations/019-second-factor.js'
 import { recentAuthentication } from './migrations/020-recent-authentication.js'
 import { files } from './migrations/021-files.js'
 import { userListing } from './migrations/022-user-listing.js'
+import { eventActor } from './migrations/023-event-actor.js'
 
 // Migrations live in code (no folder scanning), so the built server and the tests run the very
 // same list. Names sort in the order they must run.
@@ -48,7 +49,8 @@ function migrations (dialect: DialectName): Record<string, Migration> {
     '019-second-factor': secondFactor(dialect),
     '020-recent-authentication': recentAuthentication(dialect),
     '021-files': files(dialect),
-    '022-user-listing': userListing(dialect)
+    '022-user-listing': userListing(dialect),
+    '023-event-actor': eventActor()
   }
 }
 

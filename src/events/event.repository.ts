@@ -8,6 +8,7 @@ import { nowIso } from '../db/types.js'
 import { eventsCommitted } from './committed.js'
 import type { EventRow, EventTable } from './event.table.js'
 import { resourceTypeOf, type EventType } from './event.types.js'
+import type { Actor } from './actor.js'
 
 // The outbox: an event is a row written by the transaction of its change, so it exists if and
 // only if the change committed. Its place in the feed (`sequence`, read from `event_feed`) is
@@ -33,6 +34,8 @@ export interface NewEvent {
   audience?: bigint
   /** The resource's representation after the change; undefined for a deletion. */
   data?: unknown
+  /** Who made the change (actor.ts). */
+  actor: Actor
 }
 
 // A string that needs no escaping in JSON: written between quotes as it is.
@@ -88,11 +91,11 @@ function isSqlite (executor: Executor): boolean {
 }
 
 /** An event's column values, in the order of an insert (here and in events/recorded-write.ts). */
-export type Values = [eventId: string, type: string, occurredAt: string, resourceType: string, resourceId: bigint, audience: bigint | null, data: string | null]
+export type Values = [eventId: string, type: string, occurredAt: string, resourceType: string, resourceId: bigint, audience: bigint | null, data: string | null, actorUserId: bigint | null, actorApiKeyId: bigint | null]
 
 export function eventValues (event: NewEvent, now: string): Values {
   return [newEventId(), event.type, now, resourceTypeOf(event.type), event.resourceId, event.audience ?? null,
-    event.data === undefined ? null : representationJson(event.data)]
+    event.data === undefined ? null : representationJson(event.data), event.actor.userId, event.actor.apiKeyId]
 }
 
 /** Tells the dispatcher of the executor's database, once the executor's transaction commits, that events were recorded. */
@@ -105,16 +108,16 @@ export function announceEvents (executor: Executor): void {
  * SQLite: the event, its key the next number, taken in the transaction of its insert: one above
  * the highest key, or above the last number pruned once every event is pruned.
  */
-const insertNumberedEvent = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
+const insertNumberedEvent = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data, actorUserId, actorApiKeyId]: Values) =>
   db.insertInto('events').values({
     id: sql<bigint>`(select coalesce(max(id), (select pruned_through from event_log where id = 1)) + 1 from events)`,
-    event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data
+    event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data, actor_user_id: actorUserId, actor_api_key_id: actorApiKeyId
   } as unknown as Insertable<EventTable>))
 
 /** PostgreSQL: the event and its pending row, in one statement. */
-const insertPending = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data]: Values) =>
+const insertPending = precompiled((db: Executor, ...[eventId, type, occurredAt, resourceType, resourceId, audience, data, actorUserId, actorApiKeyId]: Values) =>
   db.with('recorded', (db) => db.insertInto('events')
-    .values({ event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data })
+    .values({ event_id: eventId, type, occurred_at: occurredAt, resource_type: resourceType, resource_id: resourceId, audience, data, actor_user_id: actorUserId, actor_api_key_id: actorApiKeyId })
     .returning(['id', 'audience']))
     .insertInto('event_pending').columns(['event_pk', 'audience']).expression((eb) => eb.selectFrom('recorded').select(['id', 'audience'])))
 
@@ -175,7 +178,7 @@ export interface FeedQuery {
 /** A page of the feed's order joined with its events (the feed's and the fan-out's query). */
 function feedQuery (executor: Executor, after: bigint, limit: number) {
   return executor.selectFrom('event_feed as f').innerJoin('events as e', 'e.id', 'f.event_pk')
-    .select(['e.event_id', 'f.sequence', 'e.type', 'e.occurred_at', 'e.resource_type', 'e.resource_id', 'e.audience', 'e.data'])
+    .select(['e.event_id', 'f.sequence', 'e.type', 'e.occurred_at', 'e.resource_type', 'e.resource_id', 'e.audience', 'e.data', 'e.actor_user_id', 'e.actor_api_key_id'])
     .where('f.sequence', '>', after)
     .orderBy('f.sequence')
     .limit(limit)

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { Id, named, Timestamp } from '../http/schemas.js'
+import { Id, named, ref, Timestamp } from '../http/schemas.js'
 import { EVENT_TYPES, PING_TYPE, resourceTypeOf, type EventType, type ResourceType } from './event.types.js'
 
 // Every event type as a named schema (components.schemas, and the document's `webhooks`),
@@ -41,6 +41,11 @@ export function eventSchemaName (type: string): string {
   return type.split(/[._]/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('') + 'Event'
 }
 
+export const EventActor = named('EventActor', Type.Object({
+  userId: Type.Union([Id, Type.Null()], { description: 'The user who made the change (an administrator acting on another\'s resource is named here), or null for the service\'s own changes.' }),
+  apiKeyId: Type.Union([Id, Type.Null()], { description: 'The API key the change was made with, or null (a log-in token, a mailed link, the service).' })
+}, { additionalProperties: false, description: 'Who made the change. A sign-up and a change made through a mailed link are the account\'s own; both null for the service\'s own changes (an administrator made at start-up, an endpoint disabled after its failures) and for events recorded before actors were.', examples: [{ userId: 1, apiKeyId: null }] }))
+
 function eventSchema (type: EventType): TSchema {
   const resourceType = resourceTypeOf(type)
   const deletion = type.endsWith('.deleted')
@@ -54,6 +59,7 @@ function eventSchema (type: EventType): TSchema {
       id: Id,
       version: Type.Integer({ minimum: 1, description: 'Grows with every change of the resource: an event with a lower version than one already applied is stale.' })
     }, { additionalProperties: false }),
+    actor: ref(EventActor),
     ...(deletion ? {} : { data: Type.Unsafe({ $ref: DATA[resourceType], description: 'The resource as its owner reads it after the change.' }) })
   }, { additionalProperties: false, description: DESCRIPTIONS[type] }))
 }
@@ -69,7 +75,7 @@ export const PingEvent = named('WebhookPingEvent', Type.Object({
 
 /** Any event of the feed. */
 export const Event = named('Event', Type.Union(eventSchemas.map((schema) => Type.Unsafe({ $ref: schema.$id! })), {
-  description: 'An event: `{id, sequence, type, occurredAt, resource: {type, id, version}, data}`; `data` is absent for a deletion.'
+  description: 'An event: `{id, sequence, type, occurredAt, resource: {type, id, version}, actor: {userId, apiKeyId}, data}`; `data` is absent for a deletion.'
 }))
 
 export const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES], description: `One of ${EVENT_TYPES.join(', ')}.` })

@@ -13,6 +13,10 @@ export interface EventTable {
   audience: Int | null
   /** The resource's representation after the change, as JSON text; NULL for a deletion. */
   data: string | null
+  /** Who made the change (events/actor.ts): the user, NULL for the service's own changes. */
+  actor_user_id: Int | null
+  /** The API key the change was made with, NULL for any other credential. */
+  actor_api_key_id: Int | null
 }
 
 /** The feed's order: an event's number, given as it commits (event.repository.ts); on SQLite a view of the events, each one's number its key. */

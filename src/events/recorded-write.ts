@@ -7,6 +7,7 @@ import { nowIso } from '../db/types.js'
 import { handleOf, write } from '../db/write.js'
 import { announceEvents, eventValues, numberedEventInsert, representationJson, type NewEvent } from './event.repository.js'
 import type { EventType } from './event.types.js'
+import type { Actor } from './actor.js'
 
 // A write of one row and the events it causes, atomically, at the least cost the database
 // allows. On SQLite the statements run in-process one after the other (a round trip costs
@@ -41,9 +42,11 @@ export interface RowEvent {
   audience?: bigint
   /** The resource's representation after the write, given the row's id; its first member must be `id`. */
   data: (id: bigint) => unknown
+  /** Who made the change (actor.ts). */
+  actor: Actor
 }
 
-const EVENT_COLUMNS = 'event_id, type, occurred_at, resource_type, resource_id, audience, data'
+const EVENT_COLUMNS = 'event_id, type, occurred_at, resource_type, resource_id, audience, data, actor_user_id, actor_api_key_id'
 const ID_PREFIX = '{"id":0'
 
 /**
@@ -56,7 +59,7 @@ export async function writeWithEvents<R extends { id: bigint }> (executor: Execu
   if (sqliteHandleOf(handle) !== undefined) {
     return await write(executor, async (trx) => {
       const row = writtenRow((await execute(trx, statement.query)).rows[0])
-      const about: NewEvent = { type: event.type, resourceId: row.id, audience: event.audience, data: event.data(row.id) }
+      const about: NewEvent = { type: event.type, resourceId: row.id, audience: event.audience, data: event.data(row.id), actor: event.actor }
       for (const recorded of [about, ...others]) await execute(trx, numberedEventInsert(trx, recorded, now))
       announceEvents(trx)
       return row
@@ -67,8 +70,8 @@ export async function writeWithEvents<R extends { id: bigint }> (executor: Execu
   if (!template.startsWith(ID_PREFIX) || !/^[,}]/.test(template.slice(ID_PREFIX.length))) throw new Error(`writeWithEvents: the representation must begin with its id: ${template.slice(0, 40)}`)
   // The written row's event: its values but the resource id (the row's, in the statement) and
   // the data (spliced around that id).
-  const [eventId, type, occurredAt, resourceType, , audience] = eventValues({ type: event.type, resourceId: 0n, audience: event.audience }, now)
-  const parameters: unknown[] = [...statement.query.parameters, eventId, type, occurredAt, resourceType, audience, template.slice(ID_PREFIX.length)]
+  const [eventId, type, occurredAt, resourceType, , audience, , actorUserId, actorApiKeyId] = eventValues({ type: event.type, resourceId: 0n, audience: event.audience, actor: event.actor }, now)
+  const parameters: unknown[] = [...statement.query.parameters, eventId, type, occurredAt, resourceType, audience, template.slice(ID_PREFIX.length), actorUserId, actorApiKeyId]
   for (const other of others) parameters.push(...eventValues(other, now))
   const query: CompiledQuery<R> = { ...statement.query, sql: combinedSql(statement, others.length), parameters }
   const row = writtenRow((await execute(executor, query)).rows[0])
@@ -94,8 +97,8 @@ function combinedSql (write: RowWrite<unknown>, others: number): string {
   if (text === undefined) {
     let next = write.query.parameters.length
     const p = (cast: string): string => `$${++next}::${cast}`
-    const selects = [`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, written.id, ${p('bigint')}, '{"id":' || written.id::text || ${p('text')} from written`]
-    for (let i = 0; i < others; i++) selects.push(`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}, ${p('text')}`)
+    const selects = [`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, written.id, ${p('bigint')}, '{"id":' || written.id::text || ${p('text')}, ${p('bigint')}, ${p('bigint')} from written`]
+    for (let i = 0; i < others; i++) selects.push(`select ${p('text')}, ${p('text')}, ${p('timestamptz')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}, ${p('text')}, ${p('bigint')}, ${p('bigint')}`)
     const columns = write.columns.map((c) => `"${c}"`).join(', ')
     text = `with written as (${write.query.sql}), ` +
       `recorded as (insert into events (${EVENT_COLUMNS}) ${selects.join(' union all ')} returning id, audience), ` +

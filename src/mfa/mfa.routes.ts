@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { actorOf } from '../events/actor.js'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { authenticate, currentUser, isAdmin, requireSelf } from '../auth/authentication.js'
@@ -140,7 +141,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         if (await findActiveFactor(trx, id) === undefined) throw new ApiError('TOTP_NOT_FOUND')
         await deleteFactor(trx, id)
         await queueAccountMail(trx, config, { kind: 'mfa-changed', userId: id, address: user.email, data: { name: user.name, what: 'removed' } })
-        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user) })
+        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user), actor: actorOf(request) })
       })
       return await reply.code(204).send(null)
     }

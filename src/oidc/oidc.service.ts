@@ -1,4 +1,5 @@
 import * as client from 'openid-client'
+import { actingAs } from '../events/actor.js'
 import type { Config } from '../config/config.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { Db, Executor } from '../db/schema.js'
@@ -167,7 +168,7 @@ async function accountFor (trx: Executor, config: Config, provider: OidcProvider
       throw new ApiError('DUPLICATE_EMAIL', { message: 'An account with this e-mail address exists. Log in to it and verify its address, then sign in with this provider again to link it.', cause: error })
     })
   await insertIdentity(trx, { userId: user.id, provider: provider.id, subject: claims.subject, email, now })
-  await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: toUserAccount(user) })
+  await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: toUserAccount(user), actor: actingAs(user.id) })
   // As at sign-up: an address the provider did not verify gets the mail that proves it.
   if (!claims.emailVerified) await queueAccountMail(trx, config, { kind: 'verify-email', userId: user.id, address: user.email })
   return user

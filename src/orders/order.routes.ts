@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { actorOf } from '../events/actor.js'
 import fp from 'fastify-plugin'
 import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
@@ -79,7 +80,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const productId = BigInt(request.body.productId)
     const { quantity } = request.body
     const create = async (trx: Transaction<Database>) =>
-      ({ status: 201, body: toOrder(await placeOrder(trx, dialect, base, user.id, productId, quantity)) })
+      ({ status: 201, body: toOrder(await placeOrder(trx, dialect, base, actorOf(request), user.id, productId, quantity)) })
 
     if (key === undefined) {
       const created = await write(db, create)
@@ -141,7 +142,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       notFound: 'ORDER_NOT_FOUND',
       authorize: (order) => { authorizeTransition(target, requireVisible(user, order)) },
       representation: { schema: Order, of: toOrder },
-      write: async (trx, order) => await moveOrder(trx, base, order, target)
+      write: async (trx, order) => await moveOrder(trx, base, actorOf(request), order, target)
     })
   })
 

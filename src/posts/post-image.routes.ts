@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { actorOf } from '../events/actor.js'
 import fp from 'fastify-plugin'
 import { currentUser } from '../auth/authentication.js'
 import { recordEvent } from '../events/event.repository.js'
@@ -33,7 +34,7 @@ const routes: FastifyPluginAsync = async (app) => {
       save: async (trx, post, images, now) => {
         const json = JSON.stringify(images.map(storedImage))
         await setPostImages(trx, id, json, now)
-        await recordEvent(trx, { type: 'post.updated', resourceId: id, data: toPost({ ...post, images: json, updated_at: now }, base) })
+        await recordEvent(trx, { type: 'post.updated', resourceId: id, data: toPost({ ...post, images: json, updated_at: now }, base), actor: actorOf(request) })
       }
     })
   })

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { actorOf } from '../events/actor.js'
 import fp from 'fastify-plugin'
 import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
@@ -49,7 +50,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         const now = nowIso()
         // Under the row's lock nothing else changes it: the post after the update is known before it.
         const updated: PostWithAuthor = { ...current, title: changes.title ?? current.title, content: changes.content ?? current.content, updated_at: now }
-        const row = await writeWithEvents(trx, updatePost(trx, id, { ...changes, now }), { type: 'post.updated', data: (id) => representation({ ...updated, id }) })
+        const row = await writeWithEvents(trx, updatePost(trx, id, { ...changes, now }), { type: 'post.updated', data: (id) => representation({ ...updated, id }), actor: actorOf(request) })
         return { ...row, author_name: current.author_name }
       }
     })
@@ -123,7 +124,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const now = nowIso()
     // The name is the caller's as the session saw it a moment ago; a rename in between shows on the next read.
     const post = (id: bigint): PostWithAuthor => ({ id, author_id: user.id, title, content, views: 0n, created_at: now, updated_at: now, images: '[]', author_name: user.name })
-    const row = await writeWithEvents(db, insertPost(db, { authorId: user.id, title, content, now }), { type: 'post.created', data: (id) => representation(post(id)) })
+    const row = await writeWithEvents(db, insertPost(db, { authorId: user.id, title, content, now }), { type: 'post.created', data: (id) => representation(post(id)), actor: actorOf(request) })
     const created = representation({ ...row, author_name: user.name })
     return await sendWithTag(reply.code(201).header('location', `/v1/posts/${created.id}`), Post, created)
   })
@@ -183,7 +184,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       ...guardOf(request, id),
       write: async (trx) => {
         await deletePost(trx, id)
-        await recordEvent(trx, { type: 'post.deleted', resourceId: id })
+        await recordEvent(trx, { type: 'post.deleted', resourceId: id, actor: actorOf(request) })
       }
     })
   })

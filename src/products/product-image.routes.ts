@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { actorOf } from '../events/actor.js'
 import fp from 'fastify-plugin'
 import { requireAdmin } from '../auth/authentication.js'
 import { recordEvent } from '../events/event.repository.js'
@@ -32,7 +33,7 @@ const routes: FastifyPluginAsync = async (app) => {
       authorize: () => { requireAdmin(request) },
       save: async (trx, _row, images, now) => {
         const product = await setProductImages(trx, id, JSON.stringify(images.map(storedImage)), now)
-        await recordEvent(trx, { type: 'product.updated', resourceId: id, data: toProduct(product, base) })
+        await recordEvent(trx, { type: 'product.updated', resourceId: id, data: toProduct(product, base), actor: actorOf(request) })
       }
     })
   })

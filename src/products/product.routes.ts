@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { actorOf } from '../events/actor.js'
 import fp from 'fastify-plugin'
 import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
@@ -41,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const { name, price, category, stock = 0, onSale = true } = request.body
     const product = await write(db, async (trx) => {
       const created = representation(await insertProduct(trx, { name, price, category, stock, onSale, now: nowIso() }))
-      await recordEvent(trx, { type: 'product.created', resourceId: created.id, data: created })
+      await recordEvent(trx, { type: 'product.created', resourceId: created.id, data: created, actor: actorOf(request) })
       return created
     })
     return await sendWithTag(reply.code(201).header('location', `/v1/products/${product.id}`), Product, product)
@@ -116,7 +117,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       representation: { schema: Product, of: representation },
       write: async (trx) => {
         const product = await updateProduct(trx, id, { name, price, category, stock, onSale }, nowIso())
-        await recordEvent(trx, { type: 'product.updated', resourceId: id, data: representation(product) })
+        await recordEvent(trx, { type: 'product.updated', resourceId: id, data: representation(product), actor: actorOf(request) })
         return product
       }
     })

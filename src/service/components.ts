@@ -9,7 +9,7 @@ import { Identity, OidcAuthorization, OidcAuthorizationBody } from '../oidc/oidc
 import { ManagedUser, PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from '../users/user.schemas.js'
 import { EmailVerificationBody, MailRequestBody, PasswordResetBody } from '../accounts/account.schemas.js'
 import { ErrorEntry, Health, ServiceIndex } from './service.routes.js'
-import { Event, eventSchemas, PingEvent } from '../events/event.schemas.js'
+import { Event, EventActor, eventSchemas, PingEvent } from '../events/event.schemas.js'
 import { ApiKey, ApiKeyCreateBody, ApiKeyWithSecret } from '../api-keys/api-key.schemas.js'
 import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookEndpointWithSecret } from '../webhooks/webhook.schemas.js'
 
@@ -29,7 +29,7 @@ export const componentSchemas = [
   Author, Post, PostCreateBody, PostReplaceBody, PostPatchBody, PostViews,
   Product, ProductCreateBody, ProductPatchBody,
   Order, OrderCreateBody, OrderPatchBody,
-  ...eventSchemas, Event, PingEvent,
+  EventActor, ...eventSchemas, Event, PingEvent,
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookDelivery,
   ApiKey, ApiKeyWithSecret, ApiKeyCreateBody,
   ErrorEntry, Health, ServiceIndex

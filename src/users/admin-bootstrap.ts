@@ -1,4 +1,5 @@
 import { proveAddress } from '../accounts/address-proven.js'
+import { SERVICE_ACTOR } from '../events/actor.js'
 import { voidTokens } from '../accounts/account-token.repository.js'
 import { dialectOfHandle } from '../db/database.js'
 import type { Db } from '../db/schema.js'
@@ -37,7 +38,7 @@ export async function ensureAdmin (db: Db, email: string, password: string): Pro
     try {
       await write(db, async (trx) => {
         const user = toUserAccount(await insertUser(trx, { email, name: nameFor(email), passwordHash, role: 'ADMIN', now: nowIso() }))
-        await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user })
+        await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: user, actor: SERVICE_ACTOR })
       })
       return 'created'
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { actorOf } from '../events/actor.js'
 import fp from 'fastify-plugin'
 import { requireSelf } from '../auth/authentication.js'
 import { recordEvent } from '../events/event.repository.js'
@@ -32,7 +33,7 @@ const routes: FastifyPluginAsync = async (app) => {
       save: async (trx, _user, images, now) => {
         const image = images.at(-1)
         const user = await setAvatar(trx, id, image === undefined ? null : JSON.stringify(storedImage(image)), now)
-        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user) })
+        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user), actor: actorOf(request) })
       }
     })
   })

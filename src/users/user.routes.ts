@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { actingAs, actorOf } from '../events/actor.js'
 import fp from 'fastify-plugin'
 import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
@@ -78,7 +79,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     const passwordHash = await hashPassword(password)
     const row = await write(db, async (trx) => {
       const user = await insertUser(trx, { email, name, passwordHash, role: 'USER', now: nowIso() })
-      await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: toUserAccount(user) })
+      await recordEvent(trx, { type: 'user.created', resourceId: user.id, audience: user.id, data: toUserAccount(user), actor: actingAs(user.id) })
       await queueAccountMail(trx, app.config, { kind: 'verify-email', userId: user.id, address: user.email })
       return user
     })
@@ -182,7 +183,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         if (change.kind === 'new' || (change.kind === 'pending' && !await hasLiveToken(trx, id, 'verify-email', current.pending_email!))) {
           await queueAccountMail(trx, app.config, { kind: 'verify-email', userId: id, address: email })
         }
-        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user) })
+        await recordEvent(trx, { type: 'user.updated', resourceId: id, audience: id, data: toUserAccount(user), actor: actorOf(request) })
         return user
       }
     })
@@ -208,9 +209,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       prepare: async () => { await requireRecentAuthentication(request) },
       write: async (trx) => {
         // The account's posts go with it: their readers learn it as they learn of any deleted post.
-        for (const postId of await postIdsOfAuthor(trx, id)) await recordEvent(trx, { type: 'post.deleted', resourceId: postId })
+        for (const postId of await postIdsOfAuthor(trx, id)) await recordEvent(trx, { type: 'post.deleted', resourceId: postId, actor: actorOf(request) })
         await deleteUser(trx, id)
-        await recordEvent(trx, { type: 'user.deleted', resourceId: id, audience: id })
+        await recordEvent(trx, { type: 'user.deleted', resourceId: id, audience: id, actor: actorOf(request) })
         afterCommit(trx, () => { credentialsRevoked(db, { userId: id }) })
       }
     })

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { SERVICE_ACTOR } from '../events/actor.js'
 import type { Dispatcher } from 'undici'
 import type { Config } from '../config/config.js'
 import type { DialectName } from '../db/database.js'
@@ -196,7 +197,7 @@ export class WebhookDispatcher {
       }
       if (reason !== undefined && Number(endpoint.enabled) === 1) {
         const disabled = await updateEndpoint(trx, endpoint.id, { enabled: 0, disabled_reason: reason, failing_since: null, updated_at: nowText })
-        await recordEvent(trx, { type: 'webhook_endpoint.disabled', resourceId: endpoint.id, audience: endpoint.user_id, data: toEndpoint(disabled) }, nowText)
+        await recordEvent(trx, { type: 'webhook_endpoint.disabled', resourceId: endpoint.id, audience: endpoint.user_id, data: toEndpoint(disabled), actor: SERVICE_ACTOR }, nowText)
         this.#log.info({ endpointId: endpoint.id.toString(), reason }, 'webhook endpoint disabled')
       } else if (endpoint.failing_since === null) {
         await updateEndpoint(trx, endpoint.id, { failing_since: nowText })

@@ -58,7 +58,7 @@ describe('GET /v1/events: what each change records', () => {
     for (const e of events) {
       assert.match(e.id, /^evt_[A-Za-z0-9_-]{22}$/)
       assert.ok(!Number.isNaN(Date.parse(e.occurredAt)))
-      assert.deepEqual(Object.keys(e).sort(), e.type.endsWith('.deleted') ? ['id', 'occurredAt', 'resource', 'sequence', 'type'] : ['data', 'id', 'occurredAt', 'resource', 'sequence', 'type'])
+      assert.deepEqual(Object.keys(e).sort(), e.type.endsWith('.deleted') ? ['actor', 'id', 'occurredAt', 'resource', 'sequence', 'type'] : ['actor', 'data', 'id', 'occurredAt', 'resource', 'sequence', 'type'])
     }
   })
 

@@ -40,7 +40,7 @@ test('events keep their numbers across the upgrade, and numbers go on, never giv
   assert.deepEqual(await feed(7n), kept)
 
   const record = async (n: number): Promise<void> => {
-    await write(db, async (trx) => { await recordEvent(trx, { type: 'post.created', resourceId: BigInt(n), data: { id: n } }) })
+    await write(db, async (trx) => { await recordEvent(trx, { type: 'post.created', resourceId: BigInt(n), data: { id: n }, actor: { userId: null, apiKeyId: null } }) })
   }
   await record(4)
   const recorded = await feed()

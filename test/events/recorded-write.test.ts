@@ -31,8 +31,9 @@ async function writePost (db: Executor, authorId: bigint, title: string, failing
     data: (id) => {
       if (failing) throw new Error('no representation')
       return { id, title }
-    }
-  }, [{ type: 'user.updated', resourceId: authorId, audience: authorId, data: { id: authorId } }], NOW)
+    },
+    actor: { userId: authorId, apiKeyId: 7n }
+  }, [{ type: 'user.updated', resourceId: authorId, audience: authorId, data: { id: authorId }, actor: { userId: null, apiKeyId: null } }], NOW)
   return row.id
 }
 
@@ -49,10 +50,11 @@ async function settlesWithin (promise: Promise<unknown>, ms: number, what: strin
   }
 }
 
-/** The events are exactly those of the one post kept: its post.created, then the author's user.updated. */
+/** The events are exactly those of the one post kept: its post.created, then the author's user.updated, each with its actor. */
 async function assertEventsOf (db: Db, postId: bigint, authorId: bigint): Promise<void> {
-  const events = await db.selectFrom('events').select(['type', 'resource_id']).orderBy('id').execute()
-  assert.deepEqual(events.map((e) => [e.type, BigInt(e.resource_id)]), [['post.created', postId], ['user.updated', authorId]])
+  const events = await db.selectFrom('events').select(['type', 'resource_id', 'actor_user_id', 'actor_api_key_id']).orderBy('id').execute()
+  const idOrNull = (id: bigint | number | string | null) => id === null ? null : BigInt(id)
+  assert.deepEqual(events.map((e) => [e.type, BigInt(e.resource_id), idOrNull(e.actor_user_id), idOrNull(e.actor_api_key_id)]), [['post.created', postId, authorId, 7n], ['user.updated', authorId, null, null]])
 }
 
 describe('a write with its events', () => {
