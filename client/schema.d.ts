@@ -1017,6 +1017,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/system": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The service's state (administrators)
+         * @description The version, the database, the backup (SQLite: Litestream's replica and its lag; PostgreSQL: the server's WAL archiving), mail waiting and failed, failing webhook endpoints. Administrators only (anyone else 403 ACCESS_DENIED; an API key 403 INSUFFICIENT_SCOPE).
+         */
+        get: operations["getSystem"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "user.created": {
@@ -3202,6 +3222,55 @@ export interface components {
             readonly createdAt?: unknown;
             /** @description Time of the last use. Read-only: accepted and ignored. */
             readonly lastUsedAt?: unknown;
+        };
+        /**
+         * @description The state of the service as an operator checks it (GET /v1/system).
+         * @example {
+         *       "version": "0.1.0",
+         *       "database": "sqlite",
+         *       "backup": {
+         *         "enabled": true,
+         *         "target": "s3://backups/app",
+         *         "lagSeconds": 0,
+         *         "lastError": null
+         *       },
+         *       "mail": {
+         *         "queued": 0,
+         *         "failed": 1
+         *       },
+         *       "webhooks": {
+         *         "failingEndpoints": 0
+         *       }
+         *     }
+         */
+        SystemStatus: {
+            /**
+             * @description The service's version (package.json).
+             * @example 0.1.0
+             */
+            version: string;
+            /** @description The database this instance writes to. */
+            database: "sqlite" | "postgres";
+            backup: {
+                /** @description SQLite: whether BACKUP_URL replicates the database (Litestream). PostgreSQL: whether the server archives its WAL (archive_mode), the recipe's backups. */
+                enabled: boolean;
+                /** @description Where the copy goes, without credentials (a folder or s3://bucket/path); null when not the service's to say (PostgreSQL, or no backup). */
+                target: string | null;
+                /** @description SQLite under replication: how long the replica has been missing a commit (0: it holds every commit). Null elsewhere. */
+                lagSeconds: number | null;
+                /** @description Why the copy is failing now, or null while it succeeds (PostgreSQL: a WAL segment whose archiving failed after the last one archived). */
+                lastError: string | null;
+            };
+            mail: {
+                /** @description Mails waiting to be sent (or retried). */
+                queued: number;
+                /** @description Mails given up on after their attempts (kept until pruned). */
+                failed: number;
+            };
+            webhooks: {
+                /** @description Webhook endpoints whose deliveries are failing now, or that were disabled for failing. */
+                failingEndpoints: number;
+            };
         };
         /**
          * @description One error code of the catalogue, explained.
@@ -8676,6 +8745,54 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSystem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "0.1.0",
+                     *       "database": "sqlite",
+                     *       "backup": {
+                     *         "enabled": true,
+                     *         "target": "s3://backups/app",
+                     *         "lagSeconds": 0,
+                     *         "lastError": null
+                     *       },
+                     *       "mail": {
+                     *         "queued": 0,
+                     *         "failed": 1
+                     *       },
+                     *       "webhooks": {
+                     *         "failingEndpoints": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SystemStatus"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["AuthenticationRequired"];
+            403: components["responses"]["InsufficientScopeOrAccessDenied"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -48,6 +48,7 @@ import { fileRoutes } from './files/file.routes.js'
 import { productImageRoutes } from './products/product-image.routes.js'
 import { postImageRoutes } from './posts/post-image.routes.js'
 import { avatarRoutes } from './users/avatar.routes.js'
+import { systemRoutes } from './system/system.routes.js'
 
 export interface AppOptions {
   config: Config
@@ -103,6 +104,8 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
 
   app.decorate('config', config)
   app.decorate('accessLog', accessLog)
+  // Filled by server.ts once replication runs; read by GET /v1/system.
+  app.decorate('replicationReport', {})
   await app.register(errorHandler)
   await app.register(drain)
   await app.register(silentConnections)
@@ -124,7 +127,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(identityProviders)
   await app.register(secretBox)
   await app.register(files)
-  for (const routes of [userRoutes, accountRoutes, signInRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes, mfaRoutes, fileRoutes, productImageRoutes, postImageRoutes, avatarRoutes]) {
+  for (const routes of [userRoutes, accountRoutes, signInRoutes, sessionRoutes, postRoutes, productRoutes, orderRoutes, eventRoutes, webhookRoutes, apiKeyRoutes, oidcRoutes, mfaRoutes, fileRoutes, productImageRoutes, postImageRoutes, avatarRoutes, systemRoutes]) {
     await app.register(routes, { prefix: '/v1' })
   }
   await app.register(accountPages)

@@ -1,4 +1,5 @@
 import type { Config } from './config/config.js'
+import type { ReplicationReport } from './system/system.routes.js'
 import type { Db } from './db/schema.js'
 import type { DialectName } from './db/database.js'
 import type { CallerKey, Credential, CurrentUser } from './auth/authentication.js'
@@ -33,6 +34,8 @@ declare module 'fastify' {
     identityProviders: IdentityProviders
     /** The key for secrets at rest (mfa/secret-box.plugin.ts); 503 when this instance has none. */
     secretBox: () => Promise<SecretBox>
+    /** This instance's backup replication, once server.ts starts it (system/system.routes.ts). */
+    replicationReport: ReplicationReport
   }
   interface FastifyContextConfig {
     /**

@@ -109,6 +109,11 @@ export class Replication {
     return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null
   }
 
+  /** What an operator is told (GET /v1/system): the lag, and why the copy fails now (null while it succeeds). */
+  state (): { lagSeconds: number, lastError: string | null } {
+    return { lagSeconds: this.lagSeconds(), lastError: this.#failing?.reason ?? (this.running || this.#stopping ? null : 'Litestream is not running') }
+  }
+
   /** Seconds the replica has been missing a commit; 0 when it holds every one. */
   lagSeconds (now = Date.now()): number {
     const since = this.#lastUploadAt ?? this.#startedAt

@@ -1,4 +1,5 @@
 import { Image } from '../files/image.schemas.js'
+import { SystemStatus } from '../system/system.schemas.js'
 import { FieldErrorSchema, Problem, ValidationProblem } from '../http/schemas.js'
 import { Order, OrderCreateBody, OrderPatchBody } from '../orders/order.schemas.js'
 import { Author, Post, PostCreateBody, PostPatchBody, PostReplaceBody, PostViews } from '../posts/post.schemas.js'
@@ -32,5 +33,5 @@ export const componentSchemas = [
   EventActor, ...eventSchemas, Event, PingEvent,
   WebhookEndpoint, WebhookEndpointWithSecret, WebhookEndpointCreateBody, WebhookEndpointPatchBody, WebhookDelivery,
   ApiKey, ApiKeyWithSecret, ApiKeyCreateBody,
-  ErrorEntry, Health, ServiceIndex
+  SystemStatus, ErrorEntry, Health, ServiceIndex
 ]

@@ -17,7 +17,7 @@ const SESSION_ONLY = [
   'GET /v1/users/{id}/identities', 'DELETE /v1/users/{id}/identities/{provider}',
   'POST /v1/users/{id}/totp', 'PUT /v1/users/{id}/totp', 'DELETE /v1/users/{id}/totp',
   'PUT /v1/users/{id}/avatar', 'DELETE /v1/users/{id}/avatar',
-  'GET /v1/users', 'DELETE /v1/users/{id}/sessions'
+  'GET /v1/users', 'DELETE /v1/users/{id}/sessions', 'GET /v1/system'
 ]
 
 interface Operation { key: string, method: string, path: string, security: Array<Record<string, string[]>> | undefined }

@@ -78,6 +78,7 @@ describe('OpenAPI document', () => {
       'POST /v1/users': 'createUser',
       'GET /v1/users': 'listUsers',
       'DELETE /v1/users/{id}/sessions': 'deleteUserSessions',
+      'GET /v1/system': 'getSystem',
       'GET /v1/users/{id}': 'getUser',
       'PUT /v1/users/{id}': 'replaceUser',
       'DELETE /v1/users/{id}': 'deleteUser',
