@@ -42,8 +42,10 @@ describe('known path, other method: 405 METHOD_NOT_ALLOWED with Allow', () => {
   const cases: Array<[string, string, string]> = [
     ['PATCH', '/v1/users/1', 'DELETE, GET, HEAD, PUT'],
     ['POST', '/v1/users/1', 'DELETE, GET, HEAD, PUT'],
-    ['DELETE', '/v1/users', 'POST'],
-    ['GET', '/v1/users', 'POST'],
+    ['DELETE', '/v1/users', 'GET, HEAD, POST'],
+    ['PUT', '/v1/users', 'GET, HEAD, POST'],
+    ['POST', '/v1/system', 'GET, HEAD'],
+    ['DELETE', '/console/', 'GET, HEAD'],
     ['PUT', '/v1/sessions/current', 'DELETE, GET, HEAD'],
     ['GET', '/v1/users/1/password', 'PUT'],
     ['POST', '/health/live', 'GET, HEAD'],
