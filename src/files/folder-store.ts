@@ -106,8 +106,12 @@ export class FolderStore implements BlobStore {
       throw error
     }
     try {
-      const whole = size ?? (await handle.stat()).size
-      return { body: handle.createReadStream({ ...range, autoClose: true }), size: whole }
+      const held = (await handle.stat()).size
+      // A file shorter than its row says fails here, before anything is sent: streamed, the
+      // answer would end short of its Content-Length.
+      const needed = range === undefined ? size : range.end + 1
+      if (needed !== undefined && held < needed) throw new Error(`${path}: ${held} bytes where ${needed} were expected`)
+      return { body: handle.createReadStream({ ...range, autoClose: true }), size: size ?? held }
     } catch (error) {
       await handle.close()
       throw error

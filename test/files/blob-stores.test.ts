@@ -124,12 +124,18 @@ describe('a folder: on disk', { timeout: 30_000 }, () => {
     assert.equal(existsSync(join(root, 'etc')), false)
   })
 
-  test('a blob shorter than its row says fails the read, rather than sending what is there and more', async () => {
+  test('a blob shorter than its row says fails the read, read whole or streamed, rather than sending what is there and more', async () => {
     const store: BlobStore = new FolderStore(join(root, 'short'))
     const bytes = Buffer.from('eleven bytes')
     await store.put(keyOf(bytes), bytes, 'image/png')
     await assert.rejects(store.read(keyOf(bytes), undefined, bytes.length + 1), /12 bytes where 13 were expected/)
     assert.ok((await bytesOf((await store.read(keyOf(bytes), undefined, bytes.length))!.body)).equals(bytes))
+    // Past the size read whole into memory: streamed, the same refusal, whole or by range.
+    const large = Buffer.alloc(300 * 1024, 7)
+    await store.put(keyOf(large), large, 'image/png')
+    await assert.rejects(store.read(keyOf(large), undefined, large.length + 1), new RegExp(`${large.length} bytes where ${large.length + 1} were expected`))
+    await assert.rejects(store.read(keyOf(large), { start: 0, end: large.length }, large.length + 1), new RegExp(`${large.length} bytes where ${large.length + 1} were expected`))
+    assert.equal((await bytesOf((await store.read(keyOf(large), { start: 1, end: large.length - 1 }, large.length))!.body)).length, large.length - 1)
   })
 })
 
