@@ -27,6 +27,7 @@ import { PassThrough, Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { run } from 'node:test'
 import { spec, tap } from 'node:test/reporters'
+import { endHeldProcess, LINGER_LIMIT_MS } from '../test/held-process.mjs'
 
 const [tapFile, concurrencyText, timeout, groupsText, ...files] = process.argv.slice(2)
 if (tapFile === undefined || files.length === 0) throw new Error('usage: test-pass.mjs TAP_FILE CONCURRENCY TIMEOUT_MS GROUPS FILE...')
@@ -86,19 +87,16 @@ async function runFiles () {
   // holds it. So the same bound here: no test running and no event for that long, the process
   // ends, naming what holds it (the group fails: its totals were never reported).
   if (groups === -1) {
-    const limit = Number(process.env.TEST_LINGER_LIMIT_MS ?? 120_000)
     let running = 0
     let idle
-    events.on('test:start', () => { running += 1; clearTimeout(idle) })
+    // 'test:dequeue' is a test beginning to run; 'test:start' is emitted in report order, which
+    // can come after the test's 'test:complete' and would cancel the bound for good.
+    events.on('test:dequeue', () => { running += 1; clearTimeout(idle) })
     events.on('test:complete', () => {
       running -= 1
       clearTimeout(idle)
       if (running > 0) return
-      idle = setTimeout(() => {
-        const held = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap')
-        process.stderr.write(`${files.join(', ')}: no test has run for ${limit / 1000} s, but their process still runs, held by: ${held.join(', ')}\n`)
-        process.exit(2)
-      }, limit)
+      idle = setTimeout(() => { endHeldProcess(files, `no test has run for ${LINGER_LIMIT_MS / 1000} s`, 2) }, LINGER_LIMIT_MS)
       idle.unref()
     })
   }

@@ -9,19 +9,15 @@
 // events long written. Plain JavaScript, so that it needs no compiling.
 import { after } from 'node:test'
 import { setTimeout } from 'node:timers'
-
-const LIMIT_MS = Number(process.env.TEST_LINGER_LIMIT_MS ?? 120_000)
+import { endHeldProcess, LINGER_LIMIT_MS } from './held-process.mjs'
 
 // Registered first, so it runs before the file's own top-level `after` hooks: the limit covers
 // them as well as the wait, and each of them is bounded by the pass's time limit anyway.
 after(() => {
   const timer = setTimeout(() => {
-    const held = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap')
     // The test file, or the files a group ran in this process (scripts/test-pass.mjs).
-    const files = process.argv.slice(1).filter((arg) => arg.endsWith('.test.ts'))
-    process.stderr.write(`${files.length > 0 ? files.join(', ') : process.argv[1]}: its tests ended ${LIMIT_MS / 1000} s ago, but its process still runs, held by: ${held.join(', ')}\n`)
-    process.exit(1)
-  }, LIMIT_MS)
+    endHeldProcess(process.argv.slice(1).filter((arg) => arg.endsWith('.test.ts')), `its tests ended ${LINGER_LIMIT_MS / 1000} s ago`, 1)
+  }, LINGER_LIMIT_MS)
   // Never what keeps the process alive: a file that has let go of everything exits at once.
   timer.unref()
 })
