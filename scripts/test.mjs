@@ -38,6 +38,10 @@ console.log('building dist/ for the tests that start the service as a process')
 const built = spawnSync(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', join('dist', '.tsbuildinfo')], { stdio: 'inherit' })
 const serviceEnv = built.status === 0 ? { TEST_SERVICE_BUILT: '1' } : {}
 if (built.status !== 0) console.log('the build failed: those tests start the TypeScript sources through tsx instead')
+// The console's page and assets (console/, Vite), which the service serves at /console/ from
+// dist/public/console whether it runs built or from the sources: its browser tests need them.
+const consoleBuilt = spawnSync(process.execPath, [join('node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join('console', 'vite.config.ts'), '--logLevel', 'warn'], { stdio: 'inherit' })
+if (consoleBuilt.status !== 0) console.log('the console\'s build failed: its tests will fail')
 
 // Time limits (--test-timeout). From Node.js 24 on, and on Node.js 22 for files sharing a process
 // (below), the limit is that of each test and hook that sets no `timeout` of its own; one that

@@ -49,6 +49,7 @@ import { productImageRoutes } from './products/product-image.routes.js'
 import { postImageRoutes } from './posts/post-image.routes.js'
 import { avatarRoutes } from './users/avatar.routes.js'
 import { systemRoutes } from './system/system.routes.js'
+import { consolePages } from './console/console.plugin.js'
 
 export interface AppOptions {
   config: Config
@@ -131,6 +132,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     await app.register(routes, { prefix: '/v1' })
   }
   await app.register(accountPages)
+  await app.register(consolePages)
   await app.register(webhookDispatcher)
   await app.register(mailSender, { compose: accountMail(database.db, config), site: siteName(config) })
   return app
