@@ -10,6 +10,6 @@ export const LINGER_LIMIT_MS = Number(process.env.TEST_LINGER_LIMIT_MS ?? 120_00
 /** Names `files` (or the script) and what holds the process after `what`, then exits with `code`. */
 export function endHeldProcess (files, what, code) {
   const held = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap')
-  process.stderr.write(`${files.length > 0 ? files.join(', ') : process.argv[1]}: ${what}, but the process still runs, held by: ${held.join(', ')}\n`)
+  process.stderr.write(`${files.length > 0 ? files.join(', ') : process.argv[1]}: ${what}, but its process still runs, held by: ${held.join(', ')}\n`)
   process.exit(code)
 }
