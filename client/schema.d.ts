@@ -813,8 +813,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Your identity providers
-         * @description The identity providers the account signs in with, oldest link first (at most one per provider, so never paged).
+         * An account's identity providers
+         * @description The identity providers the account signs in with, oldest link first (at most one per provider, so never paged). The account's owner or an administrator (who helps a user who cannot sign in); someone else is 403 ACCESS_DENIED.
          */
         get: operations["listIdentities"];
         put?: never;

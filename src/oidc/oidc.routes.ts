@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
-import { authenticate, requireSelf } from '../auth/authentication.js'
+import { authenticate, requireSelf, requireSelfOrAdmin } from '../auth/authentication.js'
 import { requireRecentAuthentication } from '../auth/recent-authentication.js'
 import { requires } from '../auth/scopes.js'
 import { write } from '../db/write.js'
@@ -46,8 +46,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['users'],
       operationId: 'listIdentities',
-      summary: 'Your identity providers',
-      description: 'The identity providers the account signs in with, oldest link first (at most one per provider, so never paged).',
+      summary: 'An account\'s identity providers',
+      description: 'The identity providers the account signs in with, oldest link first (at most one per provider, so never paged). The account\'s owner or an administrator (who helps a user who cannot sign in); someone else is 403 ACCESS_DENIED.',
       security: requires('session'),
       params: IdParams,
       response: { 200: success(Type.Array(ref(Identity), { maxItems: 20 }), { description: 'The linked providers (at most one per configured provider, and at most 20 providers are configured).' }), ...errorResponses(...AUTH_ERRORS, 'VALIDATION_ERROR', 'USER_NOT_FOUND', 'ACCESS_DENIED') }
@@ -55,7 +55,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const id = BigInt(request.params.id)
     if (await findUserById(db, id) === undefined) throw new ApiError('USER_NOT_FOUND')
-    requireSelf(request, id)
+    requireSelfOrAdmin(request, id)
     return (await listIdentities(db, id)).map(toIdentity)
   })
 

@@ -42,7 +42,7 @@ const RULES: Record<string, Rule> = {
   'PUT /v1/users/{id}': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'DELETE /v1/users/{id}': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'PUT /v1/users/{id}/password': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
-  'GET /v1/users/{id}/identities': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
+  'GET /v1/users/{id}/identities': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: true },
   'DELETE /v1/users/{id}/identities/{provider}': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'POST /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },
   'PUT /v1/users/{id}/totp': { kind: 'userId', refusal: { status: 403, code: 'ACCESS_DENIED' }, adminAllowed: false },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { write } from '../../src/db/write.js'
-import { assertError, buildTestApp, createUser, uniqueEmail } from '../helper.js'
+import { assertError, buildTestApp, createAdmin, createUser, uniqueEmail } from '../helper.js'
 import { startTestProvider } from '../support/oidc-provider.js'
 import { base32Decode, totp } from '../support/rfc6238.js'
 
@@ -161,10 +161,15 @@ describe('sign-in with an identity provider', { timeout: 120_000 }, () => {
     assert.deepEqual((await identities(user.id, user.token)).json(), [])
   })
 
-  test('identities are the account\'s own, with a log-in token', async () => {
+  test('identities are the account\'s own (an administrator reads them, never unlinks), with a log-in token', async () => {
     const owner = await signIn(person())
     const stranger = await createUser(app)
     assertError(await identities(owner.user.id, stranger.token), 403, 'ACCESS_DENIED')
+    const admin = await createAdmin(app)
+    const read = await identities(owner.user.id, admin.token)
+    assert.equal(read.statusCode, 200, read.body)
+    assert.deepEqual(read.json().map((i: { provider: string }) => i.provider), ['local'])
+    assertError(await unlink(owner.user.id, 'local', admin.token), 403, 'ACCESS_DENIED')
     assertError(await unlink(owner.user.id, 'local', stranger.token), 403, 'ACCESS_DENIED')
     assertError(await app.inject({ method: 'GET', url: `/v1/users/${owner.user.id}/identities` }), 401, 'AUTHENTICATION_REQUIRED')
     assertError(await app.inject({ method: 'DELETE', url: `/v1/users/${owner.user.id}/identities/local` }), 401, 'AUTHENTICATION_REQUIRED')
