@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 import type { DialectName } from '../database.js'
+import { dropFtsContentIndex, ftsContentIndex } from './columns.js'
 
 // Full-text search of product names (GET /v1/products?q=), in each database's own engine, kept
 // in step with every write by the database itself, in the writing statement's transaction.
@@ -24,28 +25,14 @@ export function productSearch (dialect: DialectName): Migration {
         await sql`create index products_search_document_idx on products using gin (search_document)`.execute(db)
         return
       }
-      await sql`create virtual table products_search using fts5(name, content='products', content_rowid='id', tokenize='porter unicode61 remove_diacritics 0')`.execute(db)
-      await sql`create trigger products_search_insert after insert on products begin
-        insert into products_search (rowid, name) values (new.id, new.name);
-      end`.execute(db)
-      await sql`create trigger products_search_delete after delete on products begin
-        insert into products_search (products_search, rowid, name) values ('delete', old.id, old.name);
-      end`.execute(db)
-      await sql`create trigger products_search_update after update of name on products begin
-        insert into products_search (products_search, rowid, name) values ('delete', old.id, old.name);
-        insert into products_search (rowid, name) values (new.id, new.name);
-      end`.execute(db)
-      await sql`insert into products_search (products_search) values ('rebuild')`.execute(db)
+      await ftsContentIndex(db, 'products', ['name'], 'porter unicode61 remove_diacritics 0')
     },
     async down (db: Kysely<any>) {
       if (dialect === 'postgres') {
         await sql`alter table products drop column search_document`.execute(db)
         return
       }
-      await sql`drop trigger products_search_update`.execute(db)
-      await sql`drop trigger products_search_delete`.execute(db)
-      await sql`drop trigger products_search_insert`.execute(db)
-      await sql`drop table products_search`.execute(db)
+      await dropFtsContentIndex(db, 'products')
     }
   }
 }

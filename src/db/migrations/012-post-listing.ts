@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 import type { DialectName } from '../database.js'
+import { dropFtsContentIndex, ftsContentIndex } from './columns.js'
 
 // GET /v1/posts sorts by creation time (both directions) and by views, and searches title and
 // content.
@@ -50,18 +51,7 @@ export function postListing (dialect: DialectName): Migration {
           select id, to_tsvector('english'::regconfig, jsonb_build_array(title, content)), to_tsvector('english'::regconfig, title) from posts`.execute(db)
         return
       }
-      await sql`create virtual table posts_search using fts5(title, content, content='posts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 0')`.execute(db)
-      await sql`create trigger posts_search_insert after insert on posts begin
-        insert into posts_search (rowid, title, content) values (new.id, new.title, new.content);
-      end`.execute(db)
-      await sql`create trigger posts_search_delete after delete on posts begin
-        insert into posts_search (posts_search, rowid, title, content) values ('delete', old.id, old.title, old.content);
-      end`.execute(db)
-      await sql`create trigger posts_search_update after update of title, content on posts begin
-        insert into posts_search (posts_search, rowid, title, content) values ('delete', old.id, old.title, old.content);
-        insert into posts_search (rowid, title, content) values (new.id, new.title, new.content);
-      end`.execute(db)
-      await sql`insert into posts_search (posts_search) values ('rebuild')`.execute(db)
+      await ftsContentIndex(db, 'posts', ['title', 'content'], 'porter unicode61 remove_diacritics 0')
     },
     async down (db: Kysely<any>) {
       if (dialect === 'postgres') {
@@ -69,10 +59,7 @@ export function postListing (dialect: DialectName): Migration {
         await sql`drop function post_search_write()`.execute(db)
         await sql`drop table post_search`.execute(db)
       } else {
-        await sql`drop trigger posts_search_update`.execute(db)
-        await sql`drop trigger posts_search_delete`.execute(db)
-        await sql`drop trigger posts_search_insert`.execute(db)
-        await sql`drop table posts_search`.execute(db)
+        await dropFtsContentIndex(db, 'posts')
       }
       await sql`drop index posts_views_id_idx`.execute(db)
       await sql`create index posts_author_id_id_idx on posts (author_id, id)`.execute(db)

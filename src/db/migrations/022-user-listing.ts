@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 import type { DialectName } from '../database.js'
+import { dropFtsContentIndex, ftsContentIndex } from './columns.js'
 
 // GET /v1/users (an administrator's list of accounts) sorts by creation time, newest or oldest
 // first, and finds an account by any part of its address or name (`q`, 3 characters or more).
@@ -23,28 +24,14 @@ export function userListing (dialect: DialectName): Migration {
         await sql`create index users_name_trgm_idx on users using gin (name gin_trgm_ops)`.execute(db)
         return
       }
-      await sql`create virtual table users_search using fts5(email, name, content='users', content_rowid='id', tokenize='trigram')`.execute(db)
-      await sql`create trigger users_search_insert after insert on users begin
-        insert into users_search (rowid, email, name) values (new.id, new.email, new.name);
-      end`.execute(db)
-      await sql`create trigger users_search_delete after delete on users begin
-        insert into users_search (users_search, rowid, email, name) values ('delete', old.id, old.email, old.name);
-      end`.execute(db)
-      await sql`create trigger users_search_update after update of email, name on users begin
-        insert into users_search (users_search, rowid, email, name) values ('delete', old.id, old.email, old.name);
-        insert into users_search (rowid, email, name) values (new.id, new.email, new.name);
-      end`.execute(db)
-      await sql`insert into users_search (users_search) values ('rebuild')`.execute(db)
+      await ftsContentIndex(db, 'users', ['email', 'name'], 'trigram')
     },
     async down (db: Kysely<any>) {
       if (dialect === 'postgres') {
         await sql`drop index users_name_trgm_idx`.execute(db)
         await sql`drop index users_email_trgm_idx`.execute(db)
       } else {
-        await sql`drop trigger users_search_update`.execute(db)
-        await sql`drop trigger users_search_delete`.execute(db)
-        await sql`drop trigger users_search_insert`.execute(db)
-        await sql`drop table users_search`.execute(db)
+        await dropFtsContentIndex(db, 'users')
       }
       await sql`drop index users_created_at_id_idx`.execute(db)
     }
