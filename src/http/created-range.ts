@@ -4,8 +4,9 @@ import { compareInstants, millisecondBounds, parseTimestamp } from './timestamps
 import { CANONICAL_TIMESTAMP, toIso } from '../db/types.js'
 
 // `createdAfter` and `createdBefore`, the same on every list that has them (orders, posts):
-// RFC 3339 instants, both excluded, the first earlier than the second; and the creation time as
-// the key a cursor carries under a sort by it.
+// RFC 3339 instants, both excluded, the first earlier than the second; the creation time as the
+// key a cursor carries under a sort by it; and `sort` on a list ordered by creation time alone
+// (orders, users).
 
 const TIMESTAMP = 'An RFC 3339 timestamp (`2026-11-25T10:00:00Z`, or with an offset: `2026-11-25T11:00:00+01:00`; a fraction of a second of up to 9 digits)'
 
@@ -62,4 +63,31 @@ export function boundsAfterCursor (range: CreatedRange, direction: 'asc' | 'desc
   if (direction === 'desc' && range.createdBefore !== undefined && cursorKey < range.createdBefore) return { ...range, createdBefore: undefined }
   if (direction === 'asc' && range.createdAfter !== undefined && cursorKey > range.createdAfter) return { ...range, createdAfter: undefined }
   return range
+}
+
+/** The sorts of a list ordered by creation time alone: newest first (the default) or oldest first. */
+export const CREATED_AT_SORTS = ['-createdAt', 'createdAt'] as const
+export type CreatedAtSort = typeof CREATED_AT_SORTS[number]
+
+/** The `sort` query parameter of such a list. */
+export function createdAtSortQuery () {
+  return {
+    sort: Type.Optional(Type.Unsafe<CreatedAtSort>({
+      type: 'string',
+      enum: [...CREATED_AT_SORTS],
+      default: '-createdAt',
+      description: 'The order: `-createdAt` newest first (the default) or `createdAt` oldest first; ties by id in the same direction.',
+      examples: ['createdAt']
+    }))
+  }
+}
+
+/** The sort asked for, or the default. */
+export function createdAtSort (sort: CreatedAtSort | undefined): CreatedAtSort {
+  return sort ?? '-createdAt'
+}
+
+/** The direction of the creation time, and of the id after it, under the sort. */
+export function createdAtDirection (sort: CreatedAtSort): 'asc' | 'desc' {
+  return sort === 'createdAt' ? 'asc' : 'desc'
 }

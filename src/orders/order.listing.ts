@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { IdString } from '../http/schemas.js'
 import { listFingerprint, SortedPageQuery } from '../http/sorted-paging.js'
-import { createdAtKey, createdRange, createdRangeQuery, createdRangeRule, type CreatedRange } from '../http/created-range.js'
+import { CREATED_AT_SORTS, createdAtKey, createdAtSort, createdAtSortQuery, createdRange, createdRangeQuery, createdRangeRule, type CreatedAtSort, type CreatedRange } from '../http/created-range.js'
 import { ORDER_STATUSES } from './order.state.js'
 import type { OrderStatus } from './order.table.js'
 
@@ -9,8 +9,7 @@ import type { OrderStatus } from './order.table.js'
 // combined with AND and applied within the orders the caller may see, and one of two sorts, each
 // a keyset order over an index (migration 011): the creation time, then the id.
 
-export const ORDER_SORTS = ['-createdAt', 'createdAt'] as const
-export type OrderSort = typeof ORDER_SORTS[number]
+export const ORDER_SORTS = CREATED_AT_SORTS
 
 export const OrderListQuery = Type.Object({
   ...SortedPageQuery,
@@ -22,13 +21,7 @@ export const OrderListQuery = Type.Object({
   })),
   productId: Type.Optional(IdString('Only orders of this product: its id, a decimal integer.')),
   ...createdRangeQuery('orders'),
-  sort: Type.Optional(Type.Unsafe<OrderSort>({
-    type: 'string',
-    enum: [...ORDER_SORTS],
-    default: '-createdAt',
-    description: 'The order: `-createdAt` newest first (the default) or `createdAt` oldest first; ties by id in the same direction.',
-    examples: ['createdAt']
-  }))
+  ...createdAtSortQuery()
 })
 export type OrderListQueryType = Static<typeof OrderListQuery>
 
@@ -38,18 +31,17 @@ export const orderQueryRules = createdRangeRule
 export interface OrderListing extends CreatedRange {
   status?: OrderStatus[]
   productId?: bigint
-  sort: OrderSort
+  sort: CreatedAtSort
   fingerprint: string
 }
 
 export function orderListing (query: OrderListQueryType): OrderListing {
   const status = query.status === undefined ? undefined : [...new Set(query.status)]
-  const sort = query.sort ?? '-createdAt'
   const listing = {
     status,
     productId: query.productId === undefined ? undefined : BigInt(query.productId),
     ...createdRange(query),
-    sort
+    sort: createdAtSort(query.sort)
   }
   return {
     ...listing,

@@ -4,7 +4,7 @@ import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
 import type { RowWrite } from '../events/recorded-write.js'
 import type { PagePosition } from '../http/sorted-paging.js'
-import { boundsAfterCursor } from '../http/created-range.js'
+import { boundsAfterCursor, createdAtDirection } from '../http/created-range.js'
 import { pageAfter, readPage } from '../db/keyset.js'
 import type { OrderListing } from './order.listing.js'
 import type { OrderRow, OrderStatus } from './order.table.js'
@@ -54,7 +54,7 @@ export function listOrdersQueries (db: Executor, dialect: DialectName, listing: 
   if (owner !== undefined) query = query.where('user_id', '=', owner)
   if (listing.status !== undefined) query = query.where('status', 'in', listing.status)
   if (listing.productId !== undefined) query = query.where('product_id', '=', listing.productId)
-  const direction = listing.sort === 'createdAt' ? 'asc' : 'desc'
+  const direction = createdAtDirection(listing.sort)
   const range = boundsAfterCursor(listing, direction, position?.key)
   if (range.createdAfter !== undefined) query = query.where('created_at', '>', range.createdAfter)
   if (range.createdBefore !== undefined) query = query.where('created_at', '<', range.createdBefore)

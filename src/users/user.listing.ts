@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { listFingerprint, SortedPageQuery } from '../http/sorted-paging.js'
-import { createdAtKey } from '../http/created-range.js'
+import { createdAtKey, createdAtSort, createdAtSortQuery, type CreatedAtSort } from '../http/created-range.js'
 import type { FieldError } from '../http/errors.js'
 import type { Role } from './user.table.js'
 
@@ -8,8 +8,6 @@ import type { Role } from './user.table.js'
 // AND, and one of two sorts, each a keyset order over an index (migration 022): the creation
 // time, then the id. `q` is found by trigrams (the same migration), hence its 3 characters.
 
-export const USER_SORTS = ['-createdAt', 'createdAt'] as const
-export type UserSort = typeof USER_SORTS[number]
 const ROLES: readonly Role[] = ['USER', 'ADMIN']
 
 export const UserListQuery = Type.Object({
@@ -17,13 +15,7 @@ export const UserListQuery = Type.Object({
   q: Type.Optional(Type.String({ minLength: 3, maxLength: 254, 'x-well-formed': true, description: 'Only accounts whose address or name contains this text, in any case: 3 to 254 characters, spaces at either end ignored.', examples: ['example.com'] })),
   role: Type.Optional(Type.Unsafe<Role>({ type: 'string', enum: [...ROLES], description: 'Only accounts with this role: `USER` or `ADMIN`.', examples: ['ADMIN'] })),
   emailVerified: Type.Optional(Type.Boolean({ description: '`true`: only accounts whose address a mailed link proved; `false`: only those not yet proved.', examples: [false] })),
-  sort: Type.Optional(Type.Unsafe<UserSort>({
-    type: 'string',
-    enum: [...USER_SORTS],
-    default: '-createdAt',
-    description: 'The order: `-createdAt` newest first (the default) or `createdAt` oldest first; ties by id in the same direction.',
-    examples: ['createdAt']
-  }))
+  ...createdAtSortQuery()
 })
 export type UserListQueryType = Static<typeof UserListQuery>
 
@@ -37,12 +29,12 @@ export interface UserListing {
   q?: string
   role?: Role
   emailVerified?: boolean
-  sort: UserSort
+  sort: CreatedAtSort
   fingerprint: string
 }
 
 export function userListing (query: UserListQueryType): UserListing {
-  const listing = { q: query.q?.trim(), role: query.role, emailVerified: query.emailVerified, sort: query.sort ?? '-createdAt' }
+  const listing = { q: query.q?.trim(), role: query.role, emailVerified: query.emailVerified, sort: createdAtSort(query.sort) }
   return { ...listing, fingerprint: listFingerprint(listing) }
 }
 

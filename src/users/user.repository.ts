@@ -4,6 +4,7 @@ import { precompiledLock } from '../db/lock.js'
 import type { Executor } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { ApiError } from '../http/errors.js'
+import { createdAtDirection } from '../http/created-range.js'
 import type { Role, UserRow } from './user.table.js'
 import { emailKey } from '../http/email.js'
 import { sql } from 'kysely'
@@ -128,7 +129,7 @@ export function listUsersQueries (db: Executor, dialect: DialectName, listing: U
   }
   if (listing.role !== undefined) query = query.where('users.role', '=', listing.role)
   if (listing.emailVerified !== undefined) query = query.where('users.email_verified', '=', listing.emailVerified ? 1 : 0)
-  const direction = listing.sort === 'createdAt' ? 'asc' : 'desc'
+  const direction = createdAtDirection(listing.sort)
   if (position !== undefined) return pageAfter(dialect, query, { table: 'users', column: 'created_at', direction }, position, limit)
   return [query.orderBy('users.created_at', direction).orderBy('users.id', direction).limit(limit)]
 }
