@@ -3,28 +3,54 @@ import { useEffect, useState } from 'preact/hooks'
 import type { components } from '../../client/schema.js'
 import { api, problemOf, session, type Problem } from './api.js'
 import { ProblemText } from './problem.js'
+import { EventsScreen } from './events.js'
+import { OrderScreen, OrdersScreen } from './orders.js'
+import { NewProductScreen, ProductScreen, ProductsScreen } from './products.js'
 import { SignIn } from './sign-in.js'
 import { SystemScreen } from './system.js'
 import { UserScreen, UsersScreen } from './users.js'
+import { WebhookScreen, WebhooksScreen } from './webhooks.js'
 import './console.css'
 
 // The shell: who is signed in (GET /v1/sessions/current), the navigation, and the screen the
-// address's fragment names (#/users, #/users/{id}, #/system). A fragment, so the service serves
-// one page and the browser never sends the route.
+// address's fragment names (#/orders, #/orders/{id}, #/products, #/products/new, #/products/{id},
+// #/users, #/users/{id}, #/webhooks, #/webhooks/{id}, #/events, #/system). A fragment, so the
+// service serves one page and the browser never sends the route.
 
 type CurrentSession = components['schemas']['CurrentSession']
 type ManagedUser = components['schemas']['ManagedUser']
 
-const SCREENS = [['#/users', 'Users'], ['#/system', 'System']] as const
+const SCREENS = [['#/orders', 'Orders'], ['#/products', 'Products'], ['#/users', 'Users'], ['#/webhooks', 'Webhooks'], ['#/events', 'Events'], ['#/system', 'System']] as const
+const HOME = '#/orders'
 
 function useHash (): string {
-  const [hash, setHash] = useState(location.hash === '' ? '#/users' : location.hash)
+  const [hash, setHash] = useState(location.hash === '' ? HOME : location.hash)
   useEffect(() => {
-    const changed = (): void => { setHash(location.hash === '' ? '#/users' : location.hash) }
+    const changed = (): void => { setHash(location.hash === '' ? HOME : location.hash) }
     addEventListener('hashchange', changed)
     return () => { removeEventListener('hashchange', changed) }
   }, [])
   return hash
+}
+
+/** The screen of the address's fragment; an unknown one shows the orders. */
+function route (hash: string, selected: ManagedUser | undefined, setSelected: (user: ManagedUser) => void) {
+  const [, screen, id] = /^#\/([a-z]+)(?:\/([^/]+))?$/.exec(hash) ?? []
+  switch (screen) {
+    case 'products':
+      if (id === 'new') return <NewProductScreen />
+      return id === undefined ? <ProductsScreen /> : <ProductScreen key={id} id={id} />
+    case 'users':
+      // A user's page shows the account as the list gave it (GET /v1/users); opened by its
+      // address alone, the list comes first.
+      return id !== undefined && selected !== undefined && String(selected.id) === id
+        ? <UserScreen user={selected} changed={setSelected} />
+        : <UsersScreen open={setSelected} />
+    case 'webhooks': return id === undefined ? <WebhooksScreen /> : <WebhookScreen key={id} id={id} />
+    case 'events': return <EventsScreen />
+    case 'system': return <SystemScreen />
+    default: return id === undefined ? <OrdersScreen /> : <OrderScreen key={id} id={id} />
+  }
 }
 
 function App () {
@@ -63,18 +89,13 @@ function App () {
     )
   }
 
-  const userMatch = /^#\/users\/(\d+)$/.exec(hash)
-  const screen = hash === '#/system'
-    ? <SystemScreen />
-    : userMatch !== null && selected !== undefined && String(selected.id) === userMatch[1]
-      ? <UserScreen user={selected} changed={setSelected} />
-      : <UsersScreen open={setSelected} />
+  const screen = route(hash, selected, setSelected)
   return (
     <>
       <header>
         <span class='brand'>Console</span>
         <nav aria-label='Console'>
-          <ul>{SCREENS.map(([href, name]) => <li key={href}><a href={href} aria-current={hash.startsWith(href) ? 'page' : undefined}>{name}</a></li>)}</ul>
+          <ul>{SCREENS.map(([href, name]) => <li key={href}><a href={href} aria-current={hash === href || hash.startsWith(`${href}/`) ? 'page' : undefined}>{name}</a></li>)}</ul>
         </nav>
         <span class='who'>{current.user.email}</span>
         {signOutButton}

@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { components } from '../../client/schema.js'
 import { api, nextCursor, problemOf, type Problem } from './api.js'
+import { date } from './format.js'
 import { ProblemText } from './problem.js'
 
 type ManagedUser = components['schemas']['ManagedUser']
 type Order = components['schemas']['Order']
-
-const date = (iso: string): string => new Date(iso).toLocaleString()
+type Identity = components['schemas']['Identity']
 
 /** GET /v1/users: a page at a time, searched by a part of the address or name. */
 export function UsersScreen ({ open }: { open: (user: ManagedUser) => void }) {
@@ -54,14 +54,19 @@ export function UsersScreen ({ open }: { open: (user: ManagedUser) => void }) {
   )
 }
 
-/** One account: its state, its orders, and the two actions an operator takes for it. */
+/** One account: its state, its providers, its orders, and the two actions an operator takes for it. */
 export function UserScreen ({ user, changed }: { user: ManagedUser, changed: (user: ManagedUser) => void }) {
   const [orders, setOrders] = useState<Order[] | undefined>(undefined)
+  const [identities, setIdentities] = useState<Identity[] | undefined>(undefined)
   const [problem, setProblem] = useState<Problem | undefined>(undefined)
   const [done, setDone] = useState<string | undefined>(undefined)
   useEffect(() => {
     void api.GET('/v1/users/{id}/orders', { params: { path: { id: String(user.id) }, query: { limit: 20 } } }).then(({ data, error, response }) => {
       if (data !== undefined) setOrders(data)
+      else setProblem(problemOf(error, response))
+    }, () => { setProblem(problemOf(undefined, undefined)) })
+    void api.GET('/v1/users/{id}/identities', { params: { path: { id: String(user.id) } } }).then(({ data, error, response }) => {
+      if (data !== undefined) setIdentities(data)
       else setProblem(problemOf(error, response))
     }, () => { setProblem(problemOf(undefined, undefined)) })
   }, [user.id])
@@ -91,6 +96,8 @@ export function UserScreen ({ user, changed }: { user: ManagedUser, changed: (us
         <dt>Role</dt><dd>{user.role === 'ADMIN' ? 'Administrator' : 'User'}</dd>
         <dt>Address</dt><dd>{user.emailVerified ? 'proven' : 'not proven'}{user.pendingEmail === null ? '' : `; ${user.pendingEmail} waits for its proof`}</dd>
         <dt>Second factor</dt><dd>{user.mfaEnabled ? 'on' : 'off'}</dd>
+        <dt>Identity providers</dt>
+        <dd>{identities === undefined ? '…' : identities.length === 0 ? 'none' : identities.map((identity) => `${identity.provider}${identity.email === null ? '' : ` (${identity.email})`}`).join(', ')}</dd>
         <dt>Created</dt><dd>{date(user.createdAt)}</dd>
       </dl>
       <div class='actions'>
