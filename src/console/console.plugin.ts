@@ -12,6 +12,9 @@ import { ApiError } from '../http/errors.js'
 //   framing, no referrer;
 // - the assets under names that change with their content (Vite's hashes), cached for a year.
 // Without a build (the sources run through tsx) /console/ answers 503 saying so.
+// The page names the identity providers whose redirect URIs include a page at /console/ (a meta
+// element: the page may run no inline script), for its sign-in buttons: the console has no
+// operation of its own to ask for them.
 
 /** The console page's Content-Security-Policy. */
 export const CONSOLE_CSP = [
@@ -52,8 +55,17 @@ function readBuilt (dir: string): Built | undefined {
 // Not operations of the API: left out of the OpenAPI document, and public (the page signs in).
 const schema = { hide: true, security: [] }
 
+/** The page with the providers it may offer, those that may send people back to /console/. */
+export function withProviders (page: Buffer, providers: ReadonlyArray<{ id: string, redirectUris: string[] }>): Buffer {
+  const offered = providers.filter((provider) => provider.redirectUris.some((uri) => new URL(uri).pathname === '/console/')).map((provider) => provider.id)
+  if (offered.length === 0) return page
+  // Provider ids are lower-case letters, digits and hyphens (OIDC_PROVIDERS is checked at start).
+  return Buffer.from(page.toString('utf8').replace('<meta name="referrer"', `<meta name="identity-providers" content="${offered.join(' ')}">\n    <meta name="referrer"`))
+}
+
 export const consolePages = fp(async (app, options: { dir?: string }) => {
-  const built = readBuilt(options.dir ?? CONSOLE_DIR)
+  const read = readBuilt(options.dir ?? CONSOLE_DIR)
+  const built = read === undefined ? undefined : { ...read, page: withProviders(read.page, app.config.oidc.providers) }
   app.get('/console', { schema }, async (_request, reply) => await reply.code(301).header('location', '/console/').send())
   app.get('/console/', { schema }, async (_request, reply) => {
     if (built === undefined) throw new ApiError('SERVICE_UNAVAILABLE', { message: 'The console is not built: run npm run build, then start the service again.' })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import { CONSOLE_CSP, CONSOLE_DIR } from '../../src/console/console.plugin.js'
+import { CONSOLE_CSP, CONSOLE_DIR, withProviders } from '../../src/console/console.plugin.js'
 import { assertError, buildTestApp } from '../helper.js'
 
 // /console/: the page `npm run build` made (npm test builds it first), with its policy, and its
@@ -46,5 +46,18 @@ describe('the console\'s files', () => {
     for (const url of ['/console/assets/nope.js', '/console/assets/..%2F..%2Fpackage.json', '/console/index.html', '/console/src/main.tsx']) {
       assertError(await app.inject({ method: 'GET', url }), 404, 'NOT_FOUND')
     }
+  })
+
+  test('the page names the identity providers that may send people back to /console/, and only those', () => {
+    const page = Buffer.from('<head>\n    <meta name="referrer" content="no-referrer">\n</head>')
+    const provider = (id: string, ...redirectUris: string[]): { id: string, redirectUris: string[] } => ({ id, redirectUris })
+    assert.equal(withProviders(page, []), page)
+    assert.equal(withProviders(page, [provider('gitlab', 'https://app.example.com/signed-in')]), page)
+    const named = withProviders(page, [
+      provider('gitlab', 'https://app.example.com/signed-in', 'https://api.example.com/console/'),
+      provider('google', 'https://api.example.com/console/?x=1'),
+      provider('github', 'https://api.example.com/console/elsewhere')
+    ]).toString()
+    assert.match(named, /<meta name="identity-providers" content="gitlab google">\n {4}<meta name="referrer"/)
   })
 })

@@ -11,6 +11,7 @@ import { freePort } from '../../scripts/free-port.mjs'
 import { CONSOLE_CSP } from '../../src/console/console.plugin.js'
 import { scratchDatabase, type ScratchDatabase } from '../scratch-database.js'
 import { startServer, type ServerProcess } from '../server/process.js'
+import { startTestProvider, type TestProvider } from '../support/oidc-provider.js'
 import { base32Decode, totp } from '../support/rfc6238.js'
 import { body, createProduct, logIn, signUpAndLogIn } from './api-client.js'
 import { launchChromium, skipWithoutChromium } from './chromium.js'
@@ -31,6 +32,9 @@ import { skipWithoutPostgres, startPrivatePostgres, type PrivatePostgres } from 
 
 const ADMIN = { email: 'operator@example.com', password: 'operator password 1' }
 const SECRET_KEY = 'c3'.repeat(32)
+// An identity provider that knows the administrator by the same verified address.
+const PROVIDER = { id: 'local', clientId: 'resource-api-console', clientSecret: 'a-client-secret-for-the-console-test-0123456789' }
+const OPERATOR_AT_PROVIDER = { sub: 'operator-0001', email: ADMIN.email, email_verified: true, name: 'The Operator' }
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 interface Violation { id: string, impact: string | null, help: string, nodes: unknown[] }
@@ -94,7 +98,7 @@ async function openPage (browser: Browser, base: string): Promise<{ context: Bro
 for (const database of ['sqlite', 'postgres'] as const) {
   const skip = skipWithoutChromium !== false ? skipWithoutChromium : database === 'postgres' && process.env.TEST_DATABASE_URL === undefined ? skipWithoutPostgres : false
   describe(`the console in a browser (${database})`, { skip, timeout: 420_000 }, () => {
-    const held: { pg?: PrivatePostgres, db?: ScratchDatabase, server?: ServerProcess, browser?: Browser, files?: string, receiver?: Server } = {}
+    const held: { pg?: PrivatePostgres, db?: ScratchDatabase, server?: ServerProcess, browser?: Browser, files?: string, receiver?: Server, provider?: TestProvider } = {}
     let base = ''
     // What the webhook receiver was sent: each delivery's webhook-id and event type.
     const received: Array<{ id: string, type: string }> = []
@@ -106,9 +110,13 @@ for (const database of ['sqlite', 'postgres'] as const) {
       }
       held.db = await scratchDatabase('console', adminUrl)
       held.files = mkdtempSync(join(tmpdir(), 'console-files-'))
+      const port = await freePort()
+      const redirectUris = [`http://127.0.0.1:${port}/console/`]
+      const provider = held.provider = await startTestProvider({ clients: [{ clientId: PROVIDER.clientId, clientSecret: PROVIDER.clientSecret, redirectUris }], accounts: [OPERATOR_AT_PROVIDER] })
       const server = held.server = startServer({
-        DATABASE_URL: held.db.url, PORT: String(await freePort()), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, SECRET_KEY, SHUTDOWN_GRACE_MS: '200',
-        STORAGE_URL: `file://${held.files}`, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '2000'
+        DATABASE_URL: held.db.url, PORT: String(port), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, SECRET_KEY, SHUTDOWN_GRACE_MS: '200',
+        STORAGE_URL: `file://${held.files}`, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '2000',
+        OIDC_PROVIDERS: JSON.stringify([{ id: PROVIDER.id, issuer: provider.issuer, clientId: PROVIDER.clientId, clientSecret: PROVIDER.clientSecret, redirectUris }]), OIDC_TIMEOUT_SECONDS: '5'
       })
       base = await server.listening()
       held.receiver = createServer((request, response) => {
@@ -126,6 +134,7 @@ for (const database of ['sqlite', 'postgres'] as const) {
     after(async () => {
       await held.browser?.close()
       held.receiver?.close()
+      await held.provider?.close()
       if (held.server !== undefined && held.server.child.exitCode === null) { held.server.child.kill('SIGTERM'); await held.server.exit() }
       await held.db?.drop()
       held.pg?.destroy()
@@ -332,6 +341,41 @@ for (const database of ['sqlite', 'postgres'] as const) {
       await checkScreen(page, base, 'events')
 
       assert.deepEqual(problems, [])
+      await context.close()
+    })
+
+    test('sign-in with the identity provider\'s button: back at /console/ signed in, the code gone from the address; a code and state not begun here refused', { timeout: 120_000 }, async () => {
+      const { context, page, problems } = await openPage(held.browser!, base)
+      const issuer = held.provider!.issuer
+      // The provider's development pages are not under test: their console errors are theirs;
+      // their web font, the one thing off loopback, is answered empty.
+      await context.route((url) => url.hostname !== '127.0.0.1', async (route) => { await route.fulfill({ status: 200, contentType: 'text/css', body: '' }) })
+      await page.goto(`${base}/console/`)
+      await page.getByRole('button', { name: 'Sign in with local' }).click()
+      await page.waitForSelector('input[name="login"]', { timeout: 20_000 })
+      assert.equal(new URL(page.url()).origin, issuer)
+      await page.fill('input[name="login"]', OPERATOR_AT_PROVIDER.sub)
+      await page.fill('input[name="password"]', 'any password at all')
+      await page.click('button[type="submit"]')
+      await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached', timeout: 20_000 })
+      await page.click('button[type="submit"]')
+      await page.waitForURL((url) => url.origin === base && url.pathname === '/console/', { timeout: 20_000 })
+      await page.getByRole('navigation', { name: 'Console' }).waitFor()
+      await page.getByText(ADMIN.email).waitFor()
+      assert.equal(new URL(page.url()).search, '', 'the code and state are gone from the address')
+      const token = await page.evaluate(() => sessionStorage.getItem('console.token'))
+      const current = await body(await fetch(`${base}/v1/sessions/current`, { headers: { authorization: `Bearer ${token ?? ''}` } }), 200) as { user: { email: string, role: string } }
+      assert.deepEqual(current.user.role, 'ADMIN')
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await page.waitForSelector('#email')
+
+      // A code and state this tab did not begin (login CSRF): refused before the API is asked.
+      const asked: string[] = []
+      page.on('request', (request) => { if (request.url().startsWith(`${base}/v1/sessions`)) asked.push(request.method()) })
+      await page.goto(`${base}/console/?code=attackers-code&state=attackers-state`)
+      await page.getByRole('alert').filter({ hasText: 'This sign-in was not begun in this browser.' }).waitFor()
+      assert.deepEqual(asked, [])
+      assert.deepEqual(problems.filter((problem) => !problem.includes(issuer)), [])
       await context.close()
     })
   })
