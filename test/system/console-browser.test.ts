@@ -224,7 +224,7 @@ for (const database of ['sqlite', 'postgres'] as const) {
       await context.close()
     })
 
-    test('Orders live, shipped, a conflict shown, canceled; a product created, edited, given an image and the image removed; a webhook pinged and redelivered; Events live', { timeout: 240_000 }, async () => {
+    test('Orders live, shipped, a conflict shown, canceled; a product created, edited, given an image picked and one dropped, both removed; a webhook pinged and redelivered; Events live', { timeout: 240_000 }, async () => {
       const admin = await logIn(base, ADMIN.email, ADMIN.password)
       const adminId = (await body(await fetch(`${base}/v1/sessions/current`, { headers: admin }), 200) as { user: { id: number } }).user.id
       const productId = await createProduct(base, admin, 10)
@@ -306,8 +306,21 @@ for (const database of ['sqlite', 'postgres'] as const) {
       await page.getByLabel(/^Add images/).setInputFiles({ name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('not a picture at all') })
       await page.getByRole('alert').filter({ hasText: 'notes.png: The file is not a JPEG, PNG, WebP, AVIF or GIF image (judged by its bytes).' }).waitFor()
       assert.equal((await product()).images.length, 1)
+      // A second, dropped on the box.
+      const dropped = await page.evaluateHandle(async (bytes) => {
+        const browser = globalThis as unknown as { DataTransfer: new () => { items: { add: (file: unknown) => void } }, File: new (parts: unknown[], name: string, options: { type: string }) => unknown }
+        const transfer = new browser.DataTransfer()
+        transfer.items.add(new browser.File([new Uint8Array(bytes)], 'dropped.png', { type: 'image/png' }))
+        return transfer
+      }, [...await sharp({ create: { width: 40, height: 40, channels: 3, background: '#2040c0' } }).png().toBuffer()])
+      await page.locator('.drop').dispatchEvent('drop', { dataTransfer: dropped })
+      await page.getByRole('img', { name: 'Image 2 of Linen apron' }).waitFor()
+      assert.equal((await product()).images.length, 2)
       await page.getByRole('button', { name: 'Remove image 1' }).click()
       await page.getByRole('status').filter({ hasText: 'The image is removed.' }).waitFor()
+      await page.getByRole('img', { name: 'Image 2 of Linen apron' }).waitFor({ state: 'detached' })
+      assert.equal((await product()).images.length, 1)
+      await page.getByRole('button', { name: 'Remove image 1' }).click()
       await page.getByText('No images.').waitFor()
       assert.equal((await product()).images.length, 0)
       assert.match(confirmations.at(-1)!, /^Remove image \d+ of Linen apron\?/)
