@@ -59,9 +59,9 @@ try {
   }
   // Replication starts once the database file exists (Litestream waits silently for a missing one).
   if (config.backup !== undefined) {
-    replication = new Replication({ databaseFile: sqliteFile(config.databaseUrl), backup: config.backup, binary: litestream!, log: app.log, registry: app.metricsRegistry })
-    replication.start()
-    const started = replication
+    const started = new Replication({ databaseFile: sqliteFile(config.databaseUrl), backup: config.backup, binary: litestream!, log: app.log, registry: app.metricsRegistry })
+    started.start()
+    replication = started
     app.replicationReport.state = () => started.state()
   } else if (database.dialect === 'sqlite') {
     app.log.warn('no backup: BACKUP_URL is unset, so the database is copied nowhere; a lost disk or a mistaken delete loses it (docs/RELIABILITY.md, Backups and restore)')
