@@ -14,9 +14,9 @@ import { ApiError, serviceUnavailable } from '../http/errors.js'
 import type { BlobStore } from './blob-store.js'
 import { beginRemoval, blobExists, blobRemoving, claimOrphan, deleteFile, filesOf, forgetBlob, insertFile, registerBlob, type Owner } from './file.repository.js'
 import type { FileRow } from './file.table.js'
-import { DEFAULT_IMAGE_LIMITS, processImage, VARIANTS, type ImageLimits, type ProcessedImage, type VariantName } from './image-processing.js'
+import { ImageProcess } from './image-process.js'
+import { DEFAULT_IMAGE_LIMITS, VARIANTS, type ImageLimits, type ProcessedImage, type VariantName } from './image-processing.js'
 import { receiveUpload } from './upload-body.js'
-import { lowerWorkerPriority } from './worker-priority.js'
 
 // Uploads, from the body to a committed row, and removals, from the commit to the storage.
 //
@@ -77,6 +77,7 @@ export class FileService {
   readonly #dialect: DialectName
   readonly #limits: ImageLimits
   readonly #slots: WorkSlots
+  readonly #images: ImageProcess
   readonly #log: FastifyBaseLogger
   readonly #metrics: { uploads: Counter, bytes: Counter, refused: Counter<'reason'>, processing: Histogram }
 
@@ -89,6 +90,7 @@ export class FileService {
     this.#limits = options.limits ?? DEFAULT_IMAGE_LIMITS
     // libvips decodes a 40-megapixel image in about half a gigabyte: two at once, eight waiting.
     this.#slots = new WorkSlots(options.slots ?? 2, options.line ?? 8)
+    this.#images = new ImageProcess(options.log)
     this.#log = options.log
     const registers = [options.registry]
     this.#metrics = {
@@ -165,10 +167,9 @@ export class FileService {
     let result
     try {
       result = await this.#slots.run(async () => {
-        lowerWorkerPriority()
         const started = performance.now()
         try {
-          return await processImage(upload, folder, this.#limits)
+          return await this.#images.run(upload, folder, this.#limits)
         } finally {
           this.#metrics.processing.observe((performance.now() - started) / 1000)
         }
@@ -280,6 +281,7 @@ export class FileService {
   }
 
   async close (): Promise<void> {
+    await this.#images.close()
     await this.store.close()
     await this.backup?.close()
   }

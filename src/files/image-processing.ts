@@ -8,10 +8,10 @@ import { TypeScan, type ImageType } from './image-type.js'
 // piece of metadata removed (EXIF with its GPS position and camera serial, XMP, comments, the
 // ICC profile once the pixels are in sRGB) and the EXIF orientation applied to the pixels, so
 // that its width and height are as a person sees it; and two WebP variants that fit in 200×200
-// and 800×800, never enlarged. libvips (through sharp) does the work on libuv's thread pool,
-// off the event loop; the caller bounds how many run at once (work-slots.ts). The upload is read
-// from a file and what is made is written to files: JavaScript holds none of the pixels or of
-// the encoded bytes, whatever the size of the image.
+// and 800×800, never enlarged. libvips (through sharp) does the work in a process of its own
+// at the lowest priority (image-process.ts); the caller bounds how many run at once
+// (work-slots.ts). The upload is read from a file and what is made is written to files:
+// JavaScript holds none of the pixels or of the encoded bytes, whatever the size of the image.
 //
 // The checks come before any pixel is decoded: the type from the bytes (image-type.ts: libvips
 // itself would read SVG, PDF and more), then the dimensions from the header alone, so that a
