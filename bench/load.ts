@@ -24,12 +24,23 @@ export interface Server {
   name: string
   url: string
   process: ChildProcess
-  /** Highest resident set size seen by sample() since the last reset, in MiB. */
+  /** Highest resident set size seen since the last reset, the process and those it started (the image process) together, in MiB (sampled every 200 ms). */
   peakRss: () => number
   resetPeak: () => void
   /** The kernel's high-water mark of resident memory for the whole life of the process, in MiB. */
   highWater: () => number
   stop: () => Promise<void>
+}
+
+/** The resident memory of a process and of the processes it started (the image process), in MiB. */
+function treeRss (pid: number): number {
+  let children: string[] = []
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter((c) => c !== '')
+  } catch {
+    // Gone, or a kernel without the list: the process alone.
+  }
+  return status(pid, 'VmRSS') + children.reduce((sum, c) => sum + treeRss(Number(c)), 0)
 }
 
 function status (pid: number, field: string): number {
@@ -69,12 +80,12 @@ export async function startServer (name: string, args: string[], env: Record<str
     throw new Error(`${name}: process ${child.pid!} runs ${exe}, not node (${process.execPath}); its CPU time would not be the server's`)
   }
   let peak = 0
-  const sampler = setInterval(() => { peak = Math.max(peak, status(child.pid!, 'VmRSS')) }, 200)
+  const sampler = setInterval(() => { peak = Math.max(peak, treeRss(child.pid!)) }, 200)
   return {
     name,
     url,
     process: child,
-    peakRss: () => Math.max(peak, status(child.pid!, 'VmRSS')),
+    peakRss: () => Math.max(peak, treeRss(child.pid!)),
     resetPeak: () => { peak = 0 },
     highWater: () => status(child.pid!, 'VmHWM'),
     stop: async () => {
