@@ -50,6 +50,11 @@ export class ImageProcess {
     this.#log = log
   }
 
+  /** The image process's id while it runs (it starts with the first job). */
+  get pid (): number | undefined {
+    return this.#child?.pid
+  }
+
   /** Makes the stored original and variants of `input` in `output` (processImage, in the image process). */
   async run (input: string, output: string, limits: ImageLimits): Promise<ProcessedImage | ImageRefusal> {
     if (this.#closed) throw new Error('the image process is closed')

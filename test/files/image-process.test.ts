@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,24 +24,20 @@ async function job (bytes: Buffer): Promise<{ input: string, output: string }> {
   return { input: join(output, 'upload'), output }
 }
 
-/** This process's children running the image worker, with their nice value (/proc). */
-function imageProcesses (): Array<{ pid: number, nice: number }> {
-  const found = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      // The command name may hold spaces and parentheses: the fields start after the last ')'.
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(fields[1]) !== process.pid) continue
-      if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('image-worker')) continue
-      found.push({ pid: Number(name), nice: Number(fields[16]) })
-    } catch {
-      // The process ended while it was read.
-    }
+/** The nice value of a running process, or undefined once it has ended (/proc). */
+function niceOf (pid: number): number | undefined {
+  try {
+    // The command name may hold spaces and parentheses: the fields start after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return fields[0] === 'Z' ? undefined : Number(fields[16])
+  } catch {
+    return undefined
   }
-  return found
 }
+
+/** Whether the process runs the image worker (its command line names it). */
+const runsWorker = (pid: number): boolean => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('image-worker')
 
 test('the flags a child inherits: loaders and memory, not the test runner\'s or a profiler\'s', () => {
   assert.deepEqual(inheritedFlags(['--import', './test/strip-types.mjs', '--test-reporter', 'spec', '--max-old-space-size=1024', '--cpu-prof', '--cpu-prof-dir=/tmp/p', '--test-timeout=5', '--experimental-test-coverage']),
@@ -52,33 +48,38 @@ test('started by the first job at nice 19; a process killed while it holds a job
   const errors: string[] = []
   const log = { error: (_details: unknown, message: string) => { errors.push(message) } } as unknown as FastifyBaseLogger
   const images = new ImageProcess(log)
+  // Other files' apps may run image processes of their own in this process (files share one):
+  // only this instance's process is looked at, by its id.
+  let first: number | undefined
+  let second: number | undefined
   try {
-    assert.deepEqual(imageProcesses(), [], 'none before the first job')
+    assert.equal(images.pid, undefined, 'none before the first job')
     const small = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#336699' } }).png().toBuffer()
 
-    const first = await job(small)
-    const made = await images.run(first.input, first.output, DEFAULT_IMAGE_LIMITS)
+    const one = await job(small)
+    const made = await images.run(one.input, one.output, DEFAULT_IMAGE_LIMITS)
     assert.ok(!('refused' in made), JSON.stringify(made))
     assert.deepEqual([made.width, made.height], [300, 200])
-    const [worker, ...others] = imageProcesses()
-    assert.equal(others.length, 0)
-    assert.equal(worker!.nice, 19, 'the image process runs at the lowest priority')
+    first = images.pid
+    assert.ok(first !== undefined && runsWorker(first), 'the image worker runs')
+    assert.equal(niceOf(first), 19, 'the image process runs at the lowest priority')
 
     // The job is sent before run() first awaits: killing the process now kills it holding the job.
-    const second = await job(small)
-    const held = images.run(second.input, second.output, DEFAULT_IMAGE_LIMITS)
-    process.kill(worker!.pid, 'SIGKILL')
+    const two = await job(small)
+    const held = images.run(two.input, two.output, DEFAULT_IMAGE_LIMITS)
+    process.kill(first, 'SIGKILL')
     assert.deepEqual(await held, { refused: 'undecodable' })
     assert.deepEqual(errors, ['the image process ended while it held images'])
+    assert.equal(niceOf(first), undefined, 'the killed process is gone')
 
-    const third = await job(small)
-    const again = await images.run(third.input, third.output, DEFAULT_IMAGE_LIMITS)
+    const three = await job(small)
+    const again = await images.run(three.input, three.output, DEFAULT_IMAGE_LIMITS)
     assert.ok(!('refused' in again), JSON.stringify(again))
-    const [next] = imageProcesses()
-    assert.ok(next !== undefined && next.pid !== worker!.pid, 'a new process')
+    second = images.pid
+    assert.ok(second !== undefined && second !== first && runsWorker(second), 'a new process')
   } finally {
     await images.close()
   }
-  assert.deepEqual(imageProcesses(), [], 'none after close')
+  assert.equal(niceOf(second!), undefined, 'none after close')
   await assert.rejects(images.run('x', 'y', DEFAULT_IMAGE_LIMITS), /closed/)
 })
