@@ -44,6 +44,11 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
 /** The one error handler: known errors in the error body, anything else logged and a generic 500. */
 export const errorHandler = fp(async (app) => {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    // Fastify's body reader gives up a body past the limit by removing its listeners, which
+    // leaves the request flowing with no reader: the socket would go on being read and the bytes
+    // dropped, uncounted, until the answer's lingering close takes over. Paused here, the rest
+    // waits for the lingering close, which reads it within its bound (lingering-close.ts).
+    if ((error as FastifyError | null)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') request.raw.pause()
     const known = toApiError(error)
     if (known !== undefined) {
       // Its own message says what was unavailable (the database, an identity provider, the key for secrets at rest).

@@ -51,6 +51,8 @@ export function lingerIfClosed (request: IncomingMessage): void {
     // Pausing the request stream stops the parser and, through it, the socket's reads.
     if (bytes > LINGER_BYTES) request.pause()
   })
+  // A request paused when its body was refused (error-handler.ts) flows again, into this count.
+  request.resume()
 }
 
 function lingeringClose (this: Socket): void {
