@@ -47,10 +47,14 @@ export interface DispatcherOptions {
   notifications?: Notifications
 }
 
-interface Endpoint { row: WebhookEndpointRow, types: Set<string>, admin: boolean }
+/** An enabled endpoint as the fan-out reads it; `since` is its registration, in ms. */
+interface Endpoint { row: WebhookEndpointRow, types: Set<string>, admin: boolean, since: number }
 
 function receives (endpoint: Endpoint, event: EventRow): boolean {
   if (!endpoint.types.has(ALL_EVENTS) && !endpoint.types.has(event.type)) return false
+  // An endpoint receives what occurs from its registration on. An event that occurred before
+  // it, but was not fanned out yet (the round after its commit had not run), is not its own.
+  if (new Date(event.occurred_at).getTime() < endpoint.since) return false
   return endpoint.admin || event.audience === null || event.audience === endpoint.row.user_id
 }
 
@@ -116,7 +120,7 @@ export class WebhookDispatcher {
         const through = await lastNumberedAfter(trx, locked.fannedOutThrough)
         if (through === undefined) return { made: 0, full: false }
         const endpoints: Endpoint[] = (await enabledEndpoints(trx)).map((row) => ({
-          row, types: new Set(JSON.parse(row.event_types) as string[]), admin: row.role === 'ADMIN'
+          row, types: new Set(JSON.parse(row.event_types) as string[]), admin: row.role === 'ADMIN', since: new Date(row.created_at).getTime()
         }))
         if (endpoints.length === 0) {
           // Nobody to deliver to: the mark moves past these events without reading them (an

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import { assertError, buildTestApp, createAdmin, createUser, type TestUser } from '../helper.js'
+import { write } from '../../src/db/write.js'
+import { recordEvent } from '../../src/events/event.repository.js'
 import { createProduct, patchOrder, placeOrder } from '../products/fixtures.js'
 import { startReceiver, type Receiver } from '../support/webhook-receiver.js'
 
@@ -108,6 +110,25 @@ describe('deliveries', () => {
     assert.deepEqual(byAdmin.map((e) => e.data.userId), [bob.id, alice.id])
     await new Promise((resolve) => setTimeout(resolve, 300))
     assert.equal(aliceHook.received.length, 1)
+  })
+
+  test('an endpoint receives what occurs from its registration on: an event of before it, not fanned out yet, is not sent to it', async () => {
+    const user = await createUser(app)
+    const hook = await receiver()
+    const endpoint = await register(user, { url: hook.url, events: ['user.updated'] })
+    const registered = Date.parse((await app.inject({ method: 'GET', url: `/v1/webhook-endpoints/${endpoint.id}`, headers: user.auth })).json().createdAt)
+    // An event that occurred a second before the registration and is fanned out after it, as
+    // when the registration commits before the round that follows the event's commit has run.
+    await write(app.db, async (trx) => {
+      await recordEvent(trx, { type: 'user.updated', resourceId: BigInt(user.id), audience: BigInt(user.id), data: { id: user.id, name: 'Before' }, actor: { userId: BigInt(user.id), apiKeyId: null } }, new Date(registered - 1000).toISOString())
+    })
+    assert.equal((await app.inject({ method: 'PUT', url: `/v1/users/${user.id}`, headers: user.auth, payload: { email: user.email, name: 'After' } })).statusCode, 200)
+    const [received] = await hook.waitFor(1)
+    assert.equal(JSON.parse(received!.body).data.name, 'After')
+    // The older event has the lower number, so it was fanned out no later than the rename.
+    const log = await until('the rename delivered', async () => await deliveries(user, endpoint.id), (list) => list.some((d) => d.status === 'SUCCEEDED'))
+    assert.equal(log.length, 1)
+    assert.equal(hook.received.length, 1)
   })
 
   test('a receiver failing twice, then answering: three attempts, retried on the schedule, succeeded', async () => {
