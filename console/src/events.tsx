@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks'
 import { date } from './format.js'
 import { EVENT_TYPES, follow, type EventType, type FeedEvent, type LiveState } from './live.js'
+import { LiveStatus } from './live-status.js'
 
 const KEPT = 200
-const LIVE: Record<LiveState, string> = { connecting: 'Connecting to the live stream…', live: 'Live: events appear here as they are committed.', retrying: 'The live stream is reconnecting…' }
 
 function actor (event: FeedEvent): string {
   if (event.actor.apiKeyId !== null) return `user ${event.actor.userId ?? '?'} with API key ${event.actor.apiKeyId}`
@@ -34,7 +34,7 @@ export function EventsScreen () {
           {EVENT_TYPES.map((name) => <option key={name} value={name}>{name}</option>)}
         </select>
       </form>
-      <p role='status' class='live'>{LIVE[live]}</p>
+      <LiveStatus state={live} what='events appear here as they are committed' />
       {events.length === 0 && <p>No events since this screen opened.</p>}
       <ul class='cards' aria-label='Events, newest first'>
         {events.map((event) => (

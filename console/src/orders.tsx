@@ -1,14 +1,14 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import type { components } from '../../client/schema.js'
-import { api, nextCursor, problemOf, type Problem } from './api.js'
+import { api, problemOf, type Problem } from './api.js'
 import { date, orderStatus } from './format.js'
 import { follow, type LiveState } from './live.js'
+import { LiveStatus } from './live-status.js'
+import { usePages } from './pages.js'
 import { ProblemText } from './problem.js'
 
 type Order = components['schemas']['Order']
 type Status = Order['status']
-
-const LIVE: Record<LiveState, string> = { connecting: 'Connecting to the live stream…', live: 'Live: new orders appear here as they are placed.', retrying: 'The live stream is reconnecting…' }
 
 function OrderLine ({ order }: { order: Order }) {
   return (
@@ -28,46 +28,31 @@ function OrderLine ({ order }: { order: Order }) {
  */
 export function OrdersScreen () {
   const [status, setStatus] = useState<Status | ''>('')
-  const [orders, setOrders] = useState<Order[]>([])
-  const [cursor, setCursor] = useState<string | undefined>(undefined)
-  const [problem, setProblem] = useState<Problem | undefined>(undefined)
-  const [loading, setLoading] = useState(true)
   const [live, setLive] = useState<LiveState>('connecting')
-  const filter = useRef<Status | ''>('')
-
-  async function load (wanted: Status | '', after: string | undefined): Promise<void> {
-    setLoading(true)
-    setProblem(undefined)
-    const query = { limit: 20, ...(wanted === '' ? {} : { status: [wanted] }), ...(after === undefined ? {} : { cursor: after }) }
-    const { data, error, response } = await api.GET('/v1/orders', { params: { query } }).catch(() => ({ data: undefined, error: undefined, response: undefined }))
-    if (filter.current !== wanted) return
-    setLoading(false)
-    if (data === undefined) { setProblem(problemOf(error, response)); return }
-    setOrders((earlier) => {
-      if (after !== undefined) return [...earlier, ...data]
-      // A first page read again keeps the live orders it does not hold yet.
-      const known = new Set(data.map((order) => order.id))
-      return [...earlier.filter((order) => !known.has(order.id) && order.id > (data[0]?.id ?? 0)), ...data]
-    })
-    setCursor(nextCursor(response))
-  }
+  const pages = usePages((wanted: Status | '', cursor) => api.GET('/v1/orders', {
+    params: { query: { limit: 20, ...(wanted === '' ? {} : { status: [wanted] }), ...(cursor === undefined ? {} : { cursor }) } }
+  }), '', (shown, page) => {
+    // A first page read again keeps the live orders it does not hold yet.
+    const known = new Set(page.map((order) => order.id))
+    return [...shown.filter((order) => !known.has(order.id) && order.id > (page[0]?.id ?? 0)), ...page]
+  })
 
   useEffect(() => follow(['order.created'], (event) => {
     if (event.type !== 'order.created') return
     const order = event.data
-    if (filter.current !== '' && filter.current !== order.status) return
-    setOrders((earlier) => earlier.some((known) => known.id === order.id) ? earlier : [order, ...earlier])
+    if (pages.filter.current !== '' && pages.filter.current !== order.status) return
+    pages.setItems((shown) => shown.some((known) => known.id === order.id) ? shown : [order, ...shown])
   }, (state) => {
     setLive(state)
-    if (state === 'live') void load(filter.current, undefined)
+    if (state === 'live') void pages.first(pages.filter.current)
   }), [])
 
   function choose (wanted: Status | ''): void {
-    filter.current = wanted
     setStatus(wanted)
-    setOrders([])
-    void load(wanted, undefined)
+    pages.setItems(() => [])
+    void pages.first(wanted)
   }
+  const orders = pages.items
 
   return (
     <section aria-labelledby='orders-title'>
@@ -81,14 +66,14 @@ export function OrdersScreen () {
           <option value='CANCELED'>Canceled</option>
         </select>
       </form>
-      <p role='status' class='live'>{LIVE[live]}</p>
-      <ProblemText problem={problem} />
-      {loading && orders.length === 0 && <p aria-live='polite'>Loading…</p>}
-      {!loading && problem === undefined && orders.length === 0 && <p>No orders.</p>}
+      <LiveStatus state={live} what='new orders appear here as they are placed' />
+      <ProblemText problem={pages.problem} />
+      {pages.loading && orders.length === 0 && <p aria-live='polite'>Loading…</p>}
+      {!pages.loading && pages.problem === undefined && orders.length === 0 && <p>No orders.</p>}
       <ul class='cards' aria-label='Orders, newest first'>
         {orders.map((order) => <OrderLine key={order.id} order={order} />)}
       </ul>
-      {cursor !== undefined && <button type='button' onClick={() => { void load(status, cursor) }}>More orders</button>}
+      {pages.more && <button type='button' onClick={() => { void pages.next() }}>More orders</button>}
     </section>
   )
 }

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { components } from '../../client/schema.js'
-import { api, nextCursor, problemOf, type Problem } from './api.js'
+import { api, problemOf, type Problem } from './api.js'
 import { date, sameOrigin } from './format.js'
+import { usePages } from './pages.js'
 import { ProblemText } from './problem.js'
 
 type Product = components['schemas']['Product']
@@ -14,35 +15,24 @@ const failed = { data: undefined, error: undefined, response: undefined }
 /** GET /v1/products: newest first, a page at a time, searched by name. */
 export function ProductsScreen () {
   const [q, setQ] = useState('')
-  const [products, setProducts] = useState<Product[]>([])
-  const [cursor, setCursor] = useState<string | undefined>(undefined)
-  const [problem, setProblem] = useState<Problem | undefined>(undefined)
-  const [loading, setLoading] = useState(true)
-
-  async function load (search: string, after: string | undefined): Promise<void> {
-    setLoading(true)
-    setProblem(undefined)
-    const query = { limit: 20, ...(search.trim() === '' ? {} : { q: search }), ...(after === undefined ? {} : { cursor: after }) }
-    const { data, error, response } = await api.GET('/v1/products', { params: { query } }).catch(() => failed)
-    setLoading(false)
-    if (data === undefined) { setProblem(problemOf(error, response)); return }
-    setProducts((earlier) => after === undefined ? data : [...earlier, ...data])
-    setCursor(nextCursor(response))
-  }
-  useEffect(() => { void load('', undefined) }, [])
+  const pages = usePages((search: string, cursor) => api.GET('/v1/products', {
+    params: { query: { limit: 20, ...(search.trim() === '' ? {} : { q: search }), ...(cursor === undefined ? {} : { cursor }) } }
+  }), '')
+  useEffect(() => { void pages.first('') }, [])
+  const products = pages.items
 
   return (
     <section aria-labelledby='products-title'>
       <h1 id='products-title'>Products</h1>
       <p><a class='button' href='#/products/new'>New product</a></p>
-      <form role='search' onSubmit={(event) => { event.preventDefault(); void load(q, undefined) }}>
+      <form role='search' onSubmit={(event) => { event.preventDefault(); void pages.first(q) }}>
         <label for='product-search'>Name</label>
         <input id='product-search' type='search' value={q} onInput={(event) => { setQ((event.target as HTMLInputElement).value) }} />
         <button type='submit'>Search</button>
       </form>
-      <ProblemText problem={problem} />
-      {loading && <p aria-live='polite'>Loading…</p>}
-      {!loading && problem === undefined && products.length === 0 && <p>No product matches.</p>}
+      <ProblemText problem={pages.problem} />
+      {pages.loading && <p aria-live='polite'>Loading…</p>}
+      {!pages.loading && pages.problem === undefined && products.length === 0 && <p>No product matches.</p>}
       <ul class='cards'>
         {products.map((product) => (
           <li key={product.id} class='with-picture'>
@@ -52,7 +42,7 @@ export function ProductsScreen () {
           </li>
         ))}
       </ul>
-      {cursor !== undefined && <button type='button' onClick={() => { void load(q, cursor) }}>More products</button>}
+      {pages.more && <button type='button' onClick={() => { void pages.next() }}>More products</button>}
     </section>
   )
 }

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { components } from '../../client/schema.js'
-import { api, nextCursor, problemOf, type Problem } from './api.js'
+import { api, problemOf, type Problem } from './api.js'
 import { date } from './format.js'
+import { usePages } from './pages.js'
 import { ProblemText } from './problem.js'
 
 type ManagedUser = components['schemas']['ManagedUser']
@@ -11,35 +12,23 @@ type Identity = components['schemas']['Identity']
 /** GET /v1/users: a page at a time, searched by a part of the address or name. */
 export function UsersScreen ({ open }: { open: (user: ManagedUser) => void }) {
   const [q, setQ] = useState('')
-  const [pages, setPages] = useState<ManagedUser[][]>([])
-  const [cursor, setCursor] = useState<string | undefined>(undefined)
-  const [problem, setProblem] = useState<Problem | undefined>(undefined)
-  const [loading, setLoading] = useState(true)
+  const pages = usePages((search: string, cursor) => api.GET('/v1/users', {
+    params: { query: { limit: 20, ...(search.trim() === '' ? {} : { q: search }), ...(cursor === undefined ? {} : { cursor }) } }
+  }), '')
+  useEffect(() => { void pages.first('') }, [])
 
-  async function load (search: string, after: string | undefined): Promise<void> {
-    setLoading(true)
-    setProblem(undefined)
-    const query = { limit: 20, ...(search.trim() === '' ? {} : { q: search }), ...(after === undefined ? {} : { cursor: after }) }
-    const { data, error, response } = await api.GET('/v1/users', { params: { query } })
-    setLoading(false)
-    if (data === undefined) { setProblem(problemOf(error, response)); return }
-    setPages((earlier) => after === undefined ? [data] : [...earlier, data])
-    setCursor(nextCursor(response))
-  }
-  useEffect(() => { void load('', undefined).catch(() => { setLoading(false); setProblem(problemOf(undefined, undefined)) }) }, [])
-
-  const users = pages.flat()
+  const users = pages.items
   return (
     <section aria-labelledby='users-title'>
       <h1 id='users-title'>Users</h1>
-      <form role='search' onSubmit={(event) => { event.preventDefault(); void load(q, undefined) }}>
+      <form role='search' onSubmit={(event) => { event.preventDefault(); void pages.first(q) }}>
         <label for='user-search'>Address or name (3 characters or more)</label>
         <input id='user-search' type='search' value={q} onInput={(event) => { setQ((event.target as HTMLInputElement).value) }} />
         <button type='submit'>Search</button>
       </form>
-      <ProblemText problem={problem} />
-      {loading && <p aria-live='polite'>Loading…</p>}
-      {!loading && problem === undefined && users.length === 0 && <p>No account matches.</p>}
+      <ProblemText problem={pages.problem} />
+      {pages.loading && <p aria-live='polite'>Loading…</p>}
+      {!pages.loading && pages.problem === undefined && users.length === 0 && <p>No account matches.</p>}
       <ul class='cards'>
         {users.map((user) => (
           <li key={user.id}>
@@ -49,7 +38,7 @@ export function UsersScreen ({ open }: { open: (user: ManagedUser) => void }) {
           </li>
         ))}
       </ul>
-      {cursor !== undefined && <button type='button' onClick={() => { void load(q, cursor) }}>More accounts</button>}
+      {pages.more && <button type='button' onClick={() => { void pages.next() }}>More accounts</button>}
     </section>
   )
 }

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { components } from '../../client/schema.js'
-import { api, nextCursor, problemOf, type Problem } from './api.js'
+import { api, problemOf, type Problem } from './api.js'
 import { date } from './format.js'
+import { usePages } from './pages.js'
 import { ProblemText } from './problem.js'
 
 type Endpoint = components['schemas']['WebhookEndpoint']
@@ -11,27 +12,18 @@ const failed = { data: undefined, error: undefined, response: undefined }
 
 /** GET /v1/webhook-endpoints: every endpoint (an administrator's list), with why one was turned off. */
 export function WebhooksScreen () {
-  const [endpoints, setEndpoints] = useState<Endpoint[]>([])
-  const [cursor, setCursor] = useState<string | undefined>(undefined)
-  const [problem, setProblem] = useState<Problem | undefined>(undefined)
-  const [loading, setLoading] = useState(true)
-
-  async function load (after: string | undefined): Promise<void> {
-    setLoading(true)
-    const { data, error, response } = await api.GET('/v1/webhook-endpoints', { params: { query: { limit: 20, ...(after === undefined ? {} : { cursor: after }) } } }).catch(() => failed)
-    setLoading(false)
-    if (data === undefined) { setProblem(problemOf(error, response)); return }
-    setEndpoints((earlier) => after === undefined ? data : [...earlier, ...data])
-    setCursor(nextCursor(response))
-  }
-  useEffect(() => { void load(undefined) }, [])
+  const pages = usePages((_all: undefined, cursor) => api.GET('/v1/webhook-endpoints', {
+    params: { query: { limit: 20, ...(cursor === undefined ? {} : { cursor }) } }
+  }), undefined)
+  useEffect(() => { void pages.first(undefined) }, [])
+  const endpoints = pages.items
 
   return (
     <section aria-labelledby='webhooks-title'>
       <h1 id='webhooks-title'>Webhooks</h1>
-      <ProblemText problem={problem} />
-      {loading && <p aria-live='polite'>Loading…</p>}
-      {!loading && problem === undefined && endpoints.length === 0 && <p>No webhook endpoints.</p>}
+      <ProblemText problem={pages.problem} />
+      {pages.loading && <p aria-live='polite'>Loading…</p>}
+      {!pages.loading && pages.problem === undefined && endpoints.length === 0 && <p>No webhook endpoints.</p>}
       <ul class='cards'>
         {endpoints.map((endpoint) => (
           <li key={endpoint.id}>
@@ -41,7 +33,7 @@ export function WebhooksScreen () {
           </li>
         ))}
       </ul>
-      {cursor !== undefined && <button type='button' onClick={() => { void load(cursor) }}>More endpoints</button>}
+      {pages.more && <button type='button' onClick={() => { void pages.next() }}>More endpoints</button>}
     </section>
   )
 }
@@ -57,23 +49,19 @@ function outcome (delivery: Delivery): string {
 /** An endpoint: its deliveries, newest first, each redelivered on demand; a ping. */
 export function WebhookScreen ({ id }: { id: string }) {
   const [endpoint, setEndpoint] = useState<Endpoint | undefined>(undefined)
-  const [deliveries, setDeliveries] = useState<Delivery[] | undefined>(undefined)
-  const [cursor, setCursor] = useState<string | undefined>(undefined)
   const [problem, setProblem] = useState<Problem | undefined>(undefined)
   const [done, setDone] = useState<string | undefined>(undefined)
+  const deliveries = usePages((_all: undefined, cursor) => api.GET('/v1/webhook-endpoints/{id}/deliveries', {
+    params: { path: { id }, query: { limit: 20, ...(cursor === undefined ? {} : { cursor }) } }
+  }), undefined)
 
-  async function read (after: string | undefined): Promise<void> {
-    if (after === undefined) {
-      const { data, error, response } = await api.GET('/v1/webhook-endpoints/{id}', { params: { path: { id } } }).catch(() => failed)
-      if (data === undefined) { setProblem(problemOf(error, response)); return }
-      setEndpoint(data)
-    }
-    const { data, error, response } = await api.GET('/v1/webhook-endpoints/{id}/deliveries', { params: { path: { id }, query: { limit: 20, ...(after === undefined ? {} : { cursor: after }) } } }).catch(() => failed)
+  async function read (): Promise<void> {
+    const { data, error, response } = await api.GET('/v1/webhook-endpoints/{id}', { params: { path: { id } } }).catch(() => failed)
     if (data === undefined) { setProblem(problemOf(error, response)); return }
-    setDeliveries((earlier) => after === undefined || earlier === undefined ? data : [...earlier, ...data])
-    setCursor(nextCursor(response))
+    setEndpoint(data)
+    await deliveries.first(undefined)
   }
-  useEffect(() => { void read(undefined) }, [id])
+  useEffect(() => { void read() }, [id])
 
   async function ping (): Promise<void> {
     setProblem(undefined)
@@ -81,7 +69,7 @@ export function WebhookScreen ({ id }: { id: string }) {
     const { data, error, response } = await api.POST('/v1/webhook-endpoints/{id}/ping', { params: { path: { id } } }).catch(() => failed)
     if (data === undefined) { setProblem(problemOf(error, response)); return }
     setDone(`Ping sent as delivery ${data.id}.`)
-    await read(undefined)
+    await deliveries.first(undefined)
   }
 
   async function redeliver (delivery: Delivery): Promise<void> {
@@ -90,7 +78,7 @@ export function WebhookScreen ({ id }: { id: string }) {
     const { data, error, response } = await api.POST('/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id, deliveryId: String(delivery.id) } } }).catch(() => failed)
     if (data === undefined) { setProblem(problemOf(error, response)); return }
     setDone(`Delivery ${delivery.id} is sent again as delivery ${data.id}.`)
-    await read(undefined)
+    await deliveries.first(undefined)
   }
 
   return (
@@ -108,13 +96,13 @@ export function WebhookScreen ({ id }: { id: string }) {
         </>
       )}
       {done !== undefined && <p role='status'>{done}</p>}
-      <ProblemText problem={problem} />
+      <ProblemText problem={problem ?? deliveries.problem} />
       <h2>Deliveries</h2>
-      {deliveries === undefined && problem === undefined && <p aria-live='polite'>Loading…</p>}
-      {deliveries !== undefined && deliveries.length === 0 && <p>No deliveries yet.</p>}
-      {deliveries !== undefined && deliveries.length > 0 && (
+      {deliveries.loading && problem === undefined && <p aria-live='polite'>Loading…</p>}
+      {!deliveries.loading && deliveries.problem === undefined && deliveries.items.length === 0 && <p>No deliveries yet.</p>}
+      {deliveries.items.length > 0 && (
         <ul class='cards'>
-          {deliveries.map((delivery) => (
+          {deliveries.items.map((delivery) => (
             <li key={delivery.id} class={delivery.status === 'FAILED' ? 'failed' : undefined}>
               <span>Delivery {delivery.id}: {delivery.eventType}</span>
               <span>{outcome(delivery)}</span>
@@ -124,7 +112,7 @@ export function WebhookScreen ({ id }: { id: string }) {
           ))}
         </ul>
       )}
-      {cursor !== undefined && <button type='button' onClick={() => { void read(cursor) }}>More deliveries</button>}
+      {deliveries.more && <button type='button' onClick={() => { void deliveries.next() }}>More deliveries</button>}
     </section>
   )
 }
