@@ -4,7 +4,7 @@ import { backupConfig, BackupConfigError } from '../backups/backup.config.js'
 import { litestreamBinary } from '../backups/litestream.js'
 import { parseRestoreTime, restore, RestoreError } from '../backups/restore.js'
 import { migrationNames } from '../db/migrate.js'
-import { awsVariables, ConfigError, storageTarget } from '../config/config.js'
+import { awsVariables, ConfigError, storageTarget, storeTimeout } from '../config/config.js'
 import { openBackupCopy, restoreFiles } from '../files/backup-copy.js'
 import { FolderStore } from '../files/folder-store.js'
 import { restorePostgres } from '../../scripts/barman.mjs'
@@ -75,7 +75,7 @@ try {
   const storage = storageTarget(process.env)
   let files = ''
   if (storage.kind === 'folder') {
-    const copy = await openBackupCopy(backup.target, awsVariables(process.env))
+    const copy = await openBackupCopy(backup.target, awsVariables(process.env), storeTimeout(process.env))
     const { copied, present } = await restoreFiles(copy, new FolderStore(storage.dir))
     await copy.close()
     files = `files: ${copied} copied into ${storage.url}, ${present} there already\n`

@@ -67,6 +67,8 @@ export interface FilesConfig {
   maxBytes: number
   /** The AWS_* variables an S3 client reads (the storage's, the backup's copy of the files). */
   aws: Record<string, string | undefined>
+  /** How long an S3 store may take to connect, and between its answer's bytes (STORAGE_TIMEOUT_MS). */
+  storeTimeoutMs: number
 }
 
 export type StorageTarget =
@@ -204,6 +206,11 @@ const AWS_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSIO
 /** The AWS_* variables an S3 client reads. */
 export function awsVariables (env: Env): Record<string, string | undefined> {
   return Object.fromEntries(AWS_VARIABLES.map((name) => [name, env[name]]))
+}
+
+/** STORAGE_TIMEOUT_MS: how long an S3 store may take to connect, and between its answer's bytes. */
+export function storeTimeout (env: Env): number {
+  return integer(env, 'STORAGE_TIMEOUT_MS', 10_000, 100, 600_000)
 }
 
 /** STORAGE_URL: `file:DIR` (relative to the working folder, or `file:///abs/dir`), or `s3://BUCKET/PREFIX` (credentials from the AWS_* variables). */
@@ -369,7 +376,8 @@ export function loadConfig (env: Env = process.env): Config {
     files: {
       storage: storageTarget(env),
       maxBytes: integer(env, 'FILE_MAX_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-      aws: awsVariables(env)
+      aws: awsVariables(env),
+      storeTimeoutMs: storeTimeout(env)
     }
   }
 }

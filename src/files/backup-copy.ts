@@ -11,10 +11,10 @@ import { S3Store } from './s3-store.js'
 // database restored to an earlier time may name bytes that were removed since.
 
 /** The store of the files' copy under the backup target. */
-export async function openBackupCopy (target: BackupTarget, aws: Record<string, string | undefined>): Promise<BlobStore> {
+export async function openBackupCopy (target: BackupTarget, aws: Record<string, string | undefined>, timeoutMs: number): Promise<BlobStore> {
   return target.kind === 'file'
     ? new FolderStore(join(target.dir, 'files'))
-    : await S3Store.open({ bucket: target.bucket, prefix: target.path === '' ? 'files' : `${target.path}/files` }, aws)
+    : await S3Store.open({ bucket: target.bucket, prefix: target.path === '' ? 'files' : `${target.path}/files` }, aws, timeoutMs)
 }
 
 /** Copies every blob of the backup's copy that the storage does not hold (whole) into it. */

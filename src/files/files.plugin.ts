@@ -21,13 +21,13 @@ const ORPHAN_AGE_MS = 60 * 60_000
 // The storage of files, opened with the app and closed after it: a folder (the embedded default,
 // `file:data/files`) or an S3 bucket. Every instance sweeps in turn (one at a time).
 export const files = fp(async (app) => {
-  const { storage, maxBytes, aws } = app.config.files
+  const { storage, maxBytes, aws, storeTimeoutMs } = app.config.files
   const store: BlobStore = storage.kind === 'folder'
     ? new FolderStore(storage.dir)
-    : await S3Store.open({ bucket: storage.bucket, prefix: storage.prefix }, aws)
+    : await S3Store.open({ bucket: storage.bucket, prefix: storage.prefix }, aws, storeTimeoutMs)
   // Files in a local folder are copied to the backup target with the database (in S3, the bucket
   // is their copy).
-  const backup = app.config.backup !== undefined && storage.kind === 'folder' ? await openBackupCopy(app.config.backup.target, aws) : undefined
+  const backup = app.config.backup !== undefined && storage.kind === 'folder' ? await openBackupCopy(app.config.backup.target, aws, storeTimeoutMs) : undefined
   const service = new FileService({ db: app.db, dialect: app.dialect, store, backup, maxBytes, log: app.log.child({ component: 'files' }), registry: app.metricsRegistry })
   const sweep = new BlobSweep({ db: app.db, store, files: service, log: app.log.child({ component: 'files' }), intervalMs: SWEEP_INTERVAL_MS, orphanAgeMs: ORPHAN_AGE_MS })
   app.decorate('files', service)

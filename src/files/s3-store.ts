@@ -12,6 +12,11 @@ import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, ty
 // them: the SDK's default since 3.729 adds CRC32 headers that S3-compatible stores (MinIO
 // before 2025, R2, the test servers) refuse or mishandle.
 //
+// Every attempt is bounded (the SDK's defaults wait forever): connecting, and each wait for the
+// store's next bytes, at most `timeoutMs` (STORAGE_TIMEOUT_MS), so a store that takes the
+// connection and never answers fails an upload or a read (503) instead of holding it; a wait
+// between bytes, not the whole transfer, so a large file on a slow link is not cut off.
+//
 // The SDK (some hundreds of modules) is loaded only when the service stores files in S3.
 
 export interface S3Location {
@@ -43,7 +48,7 @@ export class S3Store implements BlobStore {
     this.description = `s3://${location.bucket}${location.prefix === '' ? '' : `/${location.prefix}`}`
   }
 
-  static async open (location: S3Location, env: NodeJS.ProcessEnv): Promise<S3Store> {
+  static async open (location: S3Location, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<S3Store> {
     const sdk = await import('@aws-sdk/client-s3')
     const endpoint = env.AWS_ENDPOINT_URL_S3 !== undefined && env.AWS_ENDPOINT_URL_S3 !== '' ? env.AWS_ENDPOINT_URL_S3 : env.AWS_ENDPOINT_URL
     const client = new sdk.S3Client({
@@ -56,7 +61,8 @@ export class S3Store implements BlobStore {
         : {}),
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      maxAttempts: 3
+      maxAttempts: 3,
+      requestHandler: { connectionTimeout: timeoutMs, socketTimeout: timeoutMs }
     })
     return new S3Store(sdk, client, location)
   }

@@ -59,7 +59,7 @@ describe('loadConfig', () => {
     })
   })
 
-  test('STORAGE_URL and FILE_MAX_BYTES: a folder (relative or file:///absolute) or s3://bucket/prefix; credentials never in the URL; a bad value named', () => {
+  test('STORAGE_URL, FILE_MAX_BYTES and STORAGE_TIMEOUT_MS: a folder (relative or file:///absolute) or s3://bucket/prefix; credentials never in the URL; a bad value named', () => {
     assert.deepEqual(loadConfig({ STORAGE_URL: 'file:///var/lib/api/files' }).files.storage, { kind: 'folder', dir: '/var/lib/api/files', url: 'file:///var/lib/api/files' })
     assert.deepEqual(loadConfig({ STORAGE_URL: 's3://shop-files/images/' }).files.storage, { kind: 's3', bucket: 'shop-files', prefix: 'images', url: 's3://shop-files/images' })
     assert.deepEqual(loadConfig({ STORAGE_URL: 's3://shop-files' }).files.storage, { kind: 's3', bucket: 'shop-files', prefix: '', url: 's3://shop-files' })
@@ -77,6 +77,9 @@ describe('loadConfig', () => {
       assert.throws(() => loadConfig({ STORAGE_URL: value }), (error: Error) => message.test(error.message) && !error.message.includes('hunter2') && !error.message.includes(':pw@'), value)
     }
     for (const value of ['1023', '10MB', '-1']) assert.throws(() => loadConfig({ FILE_MAX_BYTES: value }), /FILE_MAX_BYTES/, value)
+    assert.equal(loadConfig({}).files.storeTimeoutMs, 10_000)
+    assert.equal(loadConfig({ STORAGE_TIMEOUT_MS: '2500' }).files.storeTimeoutMs, 2500)
+    for (const value of ['99', '600001', '5s']) assert.throws(() => loadConfig({ STORAGE_TIMEOUT_MS: value }), /STORAGE_TIMEOUT_MS/, value)
     // The same reading of a file: URL as BACKUP_URL's (config/file-url.ts).
     assert.throws(() => loadConfig({ BACKUP_URL: 'file:///var/%ZZ' }), /BACKUP_URL: "file:\/\/\/var\/%ZZ" is not valid percent-encoding/)
   })

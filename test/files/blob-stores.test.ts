@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { buffer } from 'node:stream/consumers'
 import type { Readable } from 'node:stream'
@@ -139,6 +140,8 @@ describe('a folder: on disk', { timeout: 30_000 }, () => {
   })
 })
 
+/** STORAGE_TIMEOUT_MS's default. */
+const TIMEOUT_MS = 10_000
 let fauxqs: S3Server
 let s3rver: S3Server
 before(async () => {
@@ -150,14 +153,14 @@ after(async () => {
   await s3rver?.remove()
 })
 
-theContract('S3 (a prefix in a bucket)', async () => await S3Store.open(s3Location(new URL(`s3://${BUCKET}/files/of/the-shop`)), fauxqs.env))
-theContract('S3 (the bucket\'s root)', async () => await S3Store.open(s3Location(new URL(`s3://${BUCKET}`)), fauxqs.env))
+theContract('S3 (a prefix in a bucket)', async () => await S3Store.open(s3Location(new URL(`s3://${BUCKET}/files/of/the-shop`)), fauxqs.env, TIMEOUT_MS))
+theContract('S3 (the bucket\'s root)', async () => await S3Store.open(s3Location(new URL(`s3://${BUCKET}`)), fauxqs.env, TIMEOUT_MS))
 
 describe('S3: refusals and outages', { timeout: 60_000 }, () => {
   // s3rver checks signatures (fauxqs takes any), but not its own listing's: it refuses the
   // SDK's signed ListObjectsV2 whatever the credentials, so the listing is fauxqs's alone.
   test('signed requests: the right credentials put, read and remove; wrong ones are refused, nothing stored', async () => {
-    const right = await S3Store.open(s3Location(new URL(`s3://${BUCKET}/signed`)), s3rver.env)
+    const right = await S3Store.open(s3Location(new URL(`s3://${BUCKET}/signed`)), s3rver.env, TIMEOUT_MS)
     const kept = Buffer.from('signed and kept')
     await right.put(keyOf(kept), kept, 'image/png')
     assert.equal(await text((await right.read(keyOf(kept), { start: 0, end: 5 }))!.body), 'signed')
@@ -165,7 +168,7 @@ describe('S3: refusals and outages', { timeout: 60_000 }, () => {
     await right.remove(keyOf(kept))
     assert.equal(await right.size(keyOf(kept)), undefined)
 
-    const store = await S3Store.open(s3Location(new URL(`s3://${BUCKET}/signed`)), { ...s3rver.env, AWS_SECRET_ACCESS_KEY: 'not-the-secret' })
+    const store = await S3Store.open(s3Location(new URL(`s3://${BUCKET}/signed`)), { ...s3rver.env, AWS_SECRET_ACCESS_KEY: 'not-the-secret' }, TIMEOUT_MS)
     const bytes = Buffer.from('refused')
     await assert.rejects(store.put(keyOf(bytes), bytes, 'image/png'), /SignatureDoesNotMatch|signature/i)
     await assert.rejects(store.read(keyOf(bytes)), /SignatureDoesNotMatch|signature|Forbidden|403/i)
@@ -176,7 +179,7 @@ describe('S3: refusals and outages', { timeout: 60_000 }, () => {
   })
 
   test('the store down: a put fails (nothing half-kept); back on the same port: it works again', async () => {
-    const store = await S3Store.open(s3Location(new URL(`s3://${BUCKET}/outage`)), fauxqs.env)
+    const store = await S3Store.open(s3Location(new URL(`s3://${BUCKET}/outage`)), fauxqs.env, TIMEOUT_MS)
     const bytes = Buffer.from('while down')
     await fauxqs.stop()
     try {
@@ -188,6 +191,25 @@ describe('S3: refusals and outages', { timeout: 60_000 }, () => {
     await store.put(keyOf(bytes), bytes, 'image/png')
     assert.equal(await store.size(keyOf(bytes)), bytes.length)
     await store.close()
+  })
+
+  test('a store that takes the connection and never answers: a put, a read and a size each fail (every attempt bounded), nothing waits for ever', { timeout: 20_000 }, async () => {
+    const held: Socket[] = []
+    const silent = createServer((socket) => { held.push(socket) })
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = silent.address() as AddressInfo
+      const store = await S3Store.open(s3Location(new URL(`s3://${BUCKET}/silent`)), { ...fauxqs.env, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` }, 300)
+      const bytes = Buffer.from('never answered')
+      await assert.rejects(store.put(keyOf(bytes), bytes, 'image/png'), /timed? ?out|socket|ECONNRESET/i)
+      await assert.rejects(store.read(keyOf(bytes)), /timed? ?out|socket|ECONNRESET/i)
+      await assert.rejects(store.size(keyOf(bytes)), /timed? ?out|socket|ECONNRESET/i)
+      assert.ok(held.length >= 3, `the store was asked (${held.length} connections)`)
+      await store.close()
+    } finally {
+      for (const socket of held) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
   })
 
   test('the location of an s3:// URL: the bucket, and the prefix without slashes around it', () => {

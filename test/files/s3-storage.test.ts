@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { after, describe, test } from 'node:test'
 import { assertError, buildTestApp, createAdmin, type TestApp } from '../helper.js'
 import { validProduct } from '../products/fixtures.js'
@@ -7,7 +8,8 @@ import { pngOf, uploadTo } from './support.js'
 
 // The service with its files in S3 (STORAGE_URL=s3://…), against an S3 API server on loopback in
 // a process of its own: uploads, reads and ranges from the bucket, removal and the sweep; the
-// store down during an upload (503, nothing kept) and during a read (503), then back.
+// store down during an upload (503, nothing kept) and during a read (503), then back; a store
+// that never answers (503 once the bounded attempts are spent).
 
 const s3: S3Store = await startS3Store()
 const service: TestApp = await buildTestApp({ STORAGE_URL: `s3://${BUCKET}/service-files`, ...s3.env })
@@ -62,5 +64,25 @@ describe('files in S3', { timeout: 120_000 }, () => {
     assert.equal(again.statusCode, 201, again.body)
     await app.blobSweep.run()
     assert.deepEqual(await stored(), [kept.sha256, again.json().sha256].flatMap((key) => [key, `${key}.medium`, `${key}.thumb`]).sort())
+  })
+
+  test('a store that takes the connection and never answers: an upload is 503 within STORAGE_TIMEOUT_MS\'s attempts, and leaves no row', async () => {
+    const held: Socket[] = []
+    const silent = createServer((socket) => { held.push(socket) })
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const { port } = silent.address() as AddressInfo
+    const stalled = await buildTestApp({ STORAGE_URL: `s3://${BUCKET}/stalled`, ...s3.env, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}`, STORAGE_TIMEOUT_MS: '300' })
+    try {
+      const owner = await createAdmin(stalled.app)
+      const product = (await stalled.app.inject({ method: 'POST', url: '/v1/products', headers: owner.auth, payload: validProduct() })).json().id
+      const refused = await uploadTo(stalled.app, `/v1/products/${product}/images`, owner.auth, await pngOf(60, 60, 4))
+      assertError(refused, 503, 'SERVICE_UNAVAILABLE')
+      assert.ok(held.length > 0, 'the store was asked')
+      assert.deepEqual((await stalled.app.inject({ method: 'GET', url: `/v1/products/${product}` })).json().images, [])
+    } finally {
+      await stalled.close()
+      for (const socket of held) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
   })
 })
