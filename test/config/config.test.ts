@@ -54,7 +54,8 @@ describe('loadConfig', () => {
       files: {
         storage: { kind: 'folder', dir: resolve('data/files'), url: 'file:data/files' },
         maxBytes: 10 * 1024 * 1024,
-        aws: { AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_ENDPOINT_URL_S3: undefined, AWS_ENDPOINT_URL: undefined }
+        aws: { AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined, AWS_REGION: undefined, AWS_DEFAULT_REGION: undefined, AWS_ENDPOINT_URL_S3: undefined, AWS_ENDPOINT_URL: undefined },
+        storeTimeoutMs: 10_000
       }
     })
   })
