@@ -11,7 +11,7 @@ import { haMissing, postgresBin, startHaPostgres } from '../../scripts/ha-postgr
 import { startS3Store, startSigningS3Store } from '../support/s3-store.js'
 import { startServer } from '../server/process.js'
 import { body, signUpAndLogIn } from './api-client.js'
-import { type AtFigures, checkAt, checkLatest, type DrillRecord, drillLoad, type LatestFigures, readPost, reportAndCheck, RPO_MS } from './backup-drill.js'
+import { type AtFigures, checkAt, checkImages, checkLatest, type DrillRecord, drillLoad, type ImageFigures, type LatestFigures, readPost, reportAndCheck, RPO_MS } from './backup-drill.js'
 import { json, waitFor } from './load.js'
 import pg from 'pg'
 import { restoreArguments } from '../service-command.js'
@@ -27,7 +27,10 @@ import { restoreArguments } from '../service-command.js'
 // The same drill with the backups in object storage (an S3 API server on loopback): every node's
 // archive_command uploads the WAL (within ARCHIVE_TIMEOUT_S of a commit), base backups go there
 // too; the primary is failed over before the drill, so the restore must follow the new primary's
-// timeline in the bucket.
+// timeline in the bucket. The service keeps its images in the same store (STORAGE_URL=s3://…)
+// and one more client uploads images among the writes: every image acknowledged within the
+// bound before the loss is served whole by the service on the restored database, and none it
+// names is without its bytes.
 
 /**
  * Waits (60 s at most) until the primary behind `url` has archived the WAL segment written now.
@@ -68,26 +71,36 @@ async function restoreAndRead (options: {
   restored: RestoredPostgres[]
   restoreTo: (name: string, at: Date | undefined, port: number) => Promise<RestoredPostgres>
   readLatest?: (base: string) => Promise<void>
+  /** More of a restored service's environment (its STORAGE_URL and the store's credentials). */
+  serverEnv?: Record<string, string>
+  say?: (line: string) => void
 }): Promise<{ latest: LatestFigures, at: AtFigures, restoreSeconds: number, restoreToTSeconds: number }> {
+  const say = options.say ?? (() => {})
   const serve = async (r: RestoredPostgres): Promise<{ base: string, stop: () => Promise<void> }> => {
     const url = new URL(options.clusterUrl)
     url.port = String(r.port)
-    const service = startServer({ DATABASE_URL: url.toString() })
+    const service = startServer({ DATABASE_URL: url.toString(), ...options.serverEnv })
     return { base: await service.listening(), stop: async () => { service.child.kill('SIGTERM'); assert.equal(await service.exit(), 0) } }
   }
+  say('restoring the latest state')
   const latest = await options.restoreTo('latest', undefined, await freePort())
   options.restored.push(latest)
+  say(`restored in ${latest.seconds.toFixed(1)} s; serving and reading it`)
   const latestService = await serve(latest)
   const latestFigures = await checkLatest(latestService.base, options.record, options.lostAt, options.rpoMs)
+  say('read the latest posts')
   await options.readLatest?.(latestService.base)
   await latestService.stop()
   latest.stop()
 
+  say('restoring to T')
   const atRestore = await options.restoreTo('at', new Date(options.record.at), await freePort())
   options.restored.push(atRestore)
+  say(`restored to T in ${atRestore.seconds.toFixed(1)} s; serving and reading it`)
   const atService = await serve(atRestore)
   const atFigures = await checkAt(atService.base, options.record)
   await atService.stop()
+  say('read the state at T')
   return { latest: latestFigures, at: atFigures, restoreSeconds: latest.seconds, restoreToTSeconds: atRestore.seconds }
 }
 
@@ -134,7 +147,7 @@ const ARCHIVE_TIMEOUT_S = 2
 /** What the drill holds the object-storage recipe to: the archive timeout and 3 s for the upload. */
 const CLOUD_RPO_MS = ARCHIVE_TIMEOUT_S * 1000 + 3000
 
-test('PostgreSQL (Patroni, backups in an S3 bucket): after a failover, the latest restore from the bucket holds every write acknowledged 5 s (or the archiving lag, if longer) before every node was lost; a restore to T brings deleted rows back', { skip: cloudSkip, timeout: 300_000 }, async (t) => {
+test('PostgreSQL (Patroni, backups and images in an S3 bucket): after a failover, the latest restore from the bucket holds every write and image acknowledged 5 s (or the archiving lag, if longer) before every node was lost; a restore to T brings deleted rows back', { skip: cloudSkip, timeout: 300_000 }, async (t) => {
   if (cloudMissingHere !== undefined) throw new Error(cloudMissingHere)
   const store = await startS3Store()
   after(async () => { await store.remove() })
@@ -147,9 +160,14 @@ test('PostgreSQL (Patroni, backups in an S3 bucket): after a failover, the lates
     for (const r of restored) r.stop()
     rmSync(restores, { recursive: true, force: true })
   })
-  const ha = await startHaPostgres({ nodes: 2, cloudBackups: { url, archiveTimeoutSeconds: ARCHIVE_TIMEOUT_S } })
+  // Each stage on stderr with its time, so that a run that overstays its limit says where.
+  const began = Date.now()
+  const say = (line: string): void => { process.stderr.write(`# s3 drill +${((Date.now() - began) / 1000).toFixed(1)} s: ${line}\n`) }
+  const ha = await startHaPostgres({ nodes: 2, say, cloudBackups: { url, archiveTimeoutSeconds: ARCHIVE_TIMEOUT_S } })
   after(async () => { await ha.stop({ remove: true }) })
-  const server = startServer({ DATABASE_URL: ha.url, SHUTDOWN_GRACE_MS: '0' })
+  // The images in the same store, as a cluster keeps them (a folder would be one machine's).
+  const files = { STORAGE_URL: 's3://backups/pg-files', ...store.env }
+  const server = startServer({ DATABASE_URL: ha.url, SHUTDOWN_GRACE_MS: '0', ...files })
   after(() => { if (server.child.exitCode === null) server.child.kill('SIGKILL') })
   const base = await server.listening()
 
@@ -158,6 +176,7 @@ test('PostgreSQL (Patroni, backups in an S3 bucket): after a failover, the lates
   const write = async (title: string): Promise<number> => (await body(await fetch(`${base}/v1/posts`, json({ title, content: 'around the failover' }, auth)), 201) as { id: number }).id
   const aroundFailover: number[] = []
   for (let i = 0; i < 20; i++) aroundFailover.push(await write(`before ${i}`))
+  say('20 posts written; failing the primary over')
   const first = (await ha.primary())!
   await ha.killNode(first)
   const failedOver = Date.now()
@@ -179,22 +198,29 @@ test('PostgreSQL (Patroni, backups in an S3 bucket): after a failover, the lates
     }
   }
 
+  say('failed over, 20 posts more written; the drill\'s writes and uploads begin')
   let lostAt = 0
   let archive = { coveredUntil: 0, failedCount: 0, lastFailedWal: null as string | null }
   const record = await drillLoad(base, {
     beforeMs: 2500,
     afterMs: 6000,
+    images: true,
     // A restore to T needs a commit past T in the bucket (the deletions are): the loss waits until
     // the primary has archived the WAL segment holding them. Archiving takes ARCHIVE_TIMEOUT_S and
     // an upload (a barman-cloud-wal-archive process), which a busy machine can stretch past the
     // 6 s above; the RPO is checked on its own, against the acknowledged writes.
-    beforeLoss: async () => { archive = await walArchivedUpToNow(ha.url) },
+    beforeLoss: async () => {
+      say('waiting for the WAL of now to be archived')
+      archive = await walArchivedUpToNow(ha.url)
+    },
     loseWhileWriting: async () => {
+      say('losing every node and the service')
       lostAt = Date.now()
       server.child.kill('SIGKILL')
       await Promise.all([...ha.nodes.map(async (node) => { await ha.killNode(node) }), server.exit()])
     }
   })
+  say(`lost; ${record.images.length} images acknowledged`)
   await ha.stop({ remove: true })
 
   // The recipe's bound is archive_timeout and one upload, and an upload is a process whose time is
@@ -204,16 +230,18 @@ test('PostgreSQL (Patroni, backups in an S3 bucket): after a failover, the lates
   const rpoMs = Math.max(CLOUD_RPO_MS, archiveLagMs)
   const bin = postgresBin()!
   let failoverMissing = 0
+  let images: ImageFigures | undefined
   const figures = await restoreAndRead({
-    clusterUrl: ha.url, record, lostAt, rpoMs, restored,
+    clusterUrl: ha.url, record, lostAt, rpoMs, restored, serverEnv: files, say,
     restoreTo: async (name, at, port) => await restoreFromCloud({ url, output: join(restores, name), port, at, bin }),
     readLatest: async (restoredBase) => {
       for (const id of aroundFailover) if (await readPost(restoredBase, id) === undefined) failoverMissing++
+      images = await checkImages(restoredBase, record, lostAt, rpoMs)
     }
   })
   t.diagnostic(`around the failover: ${aroundFailover.length} posts, ${failoverMissing} of them missing from the latest restore`)
   assert.equal(failoverMissing, 0, 'every post written before and after the failover is in the latest restore')
-  reportAndCheck(t, { labels: { database: 'postgres', backup: 's3', archiveLagSeconds: archiveLagMs / 1000, archiveFailures: archive.failedCount, lastFailedWal: archive.lastFailedWal }, record, rpoMs, ...figures })
+  reportAndCheck(t, { labels: { database: 'postgres', backup: 's3', archiveLagSeconds: archiveLagMs / 1000, archiveFailures: archive.failedCount, lastFailedWal: archive.lastFailedWal }, record, rpoMs, images, ...figures })
 })
 
 test('npm run restore -- --postgres s3://…: a path with no backup, a bucket that does not exist, a store that does not answer, wrong credentials: exit 1 with one line', { skip: cloudSkip, timeout: 120_000 }, async () => {
