@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import { CommitNotReplicated, QueryReadTimeout } from './errors.js'
 import type { Database } from './schema.js'
 import { GroupCommit } from './group-commit.js'
+import { pgModule } from './pg-module.js'
 import { SqliteConnection } from './sqlite-connection.js'
 import { batchScope } from './unit-trace.js'
 import { statementName } from './statement-names.js'
@@ -135,7 +136,7 @@ type QueryCallback = (error: Error | null, result: pg.QueryResult) => void
  * db/statement-names.ts); node-postgres parses each once per connection and remembers it.
  */
 export function guardedClient (preparedStatements: boolean, queryTimeoutMs: number | undefined): typeof pg.Client {
-  return class GuardedClient extends pg.Client {
+  return class GuardedClient extends pgModule().Client {
     #unreplicated = false
 
     constructor (config?: string | pg.ClientConfig) {
@@ -184,6 +185,7 @@ export function guardedClient (preparedStatements: boolean, queryTimeoutMs: numb
 }
 
 function openPostgres (url: string, limits: boolean, preparedStatements: boolean): Kysely<Database> {
+  const pg = pgModule()
   const pool = new pg.Pool({
     connectionString: url,
     Client: guardedClient(preparedStatements, limits ? QUERY_TIMEOUT_MS : undefined),

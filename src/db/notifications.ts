@@ -1,4 +1,5 @@
-import pg from 'pg'
+import type pg from 'pg'
+import { pgModule } from './pg-module.js'
 
 // PostgreSQL's LISTEN/NOTIFY, for the hints instances give each other: new webhook deliveries
 // (webhooks/dispatcher.ts), newly numbered events (events/event-stream.ts). One connection per
@@ -35,7 +36,7 @@ export class Notifications {
 
   #connect (): void {
     if (this.#stopped) return
-    const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: 3000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
+    const client = new (pgModule().Client)({ connectionString: this.#url, connectionTimeoutMillis: 3000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
     this.#client = client
     let retried = false
     const retry = (): void => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import nodemailer from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { MailConfig } from '../config/config.js'
 
 // How a composed mail leaves the service: over SMTP when SMTP_URL is set (nodemailer, a small
@@ -24,6 +24,13 @@ export interface MailTransport {
   close: () => void
 }
 
+// nodemailer (about 5 MiB of heap) is loaded with the first mail, not by every instance at start:
+// most instances of a cluster send none for hours.
+async function createTransport (options: object): Promise<Transporter> {
+  const { default: nodemailer } = await import('nodemailer')
+  return nodemailer.createTransport(options)
+}
+
 // Bounds on a slow or silent server: an attempt fails (and is retried later) instead of
 // holding a sending slot for good.
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
@@ -31,16 +38,18 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
 export function mailTransport (config: MailConfig): MailTransport {
   const message = (mail: OutgoingMail) => ({ from: config.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId, date: new Date() })
   if (config.smtpUrl !== undefined) {
-    const smtp = nodemailer.createTransport({ url: config.smtpUrl, pool: true, maxConnections: 4, ...SMTP_TIMEOUTS })
+    const options = { url: config.smtpUrl, pool: true, maxConnections: 4, ...SMTP_TIMEOUTS }
+    let smtp: Promise<Transporter> | undefined
     return {
       send: async (mail) => {
-        const info = await smtp.sendMail(message(mail))
+        smtp ??= createTransport(options)
+        const info = await (await smtp).sendMail(message(mail))
         return String(info.response)
       },
-      close: () => { smtp.close() }
+      close: () => { void smtp?.then((transport) => { transport.close() }) }
     }
   }
-  const files = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
+  let files: Promise<Transporter> | undefined
   const dir = resolve(config.dir)
   let made: Promise<unknown> | undefined
   return {
@@ -48,7 +57,8 @@ export function mailTransport (config: MailConfig): MailTransport {
       // The folder is private (0700) and so are the files (0600): a mail carries a token.
       made ??= mkdir(dir, { recursive: true, mode: 0o700 })
       await made
-      const info = await files.sendMail(message(mail))
+      files ??= createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
+      const info = await (await files).sendMail(message(mail))
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`
       const path = join(dir, name)
       // Written whole, then renamed: a reader never sees half a mail.
@@ -56,6 +66,6 @@ export function mailTransport (config: MailConfig): MailTransport {
       await rename(`${path}.tmp`, path)
       return path
     },
-    close: () => { files.close() }
+    close: () => { void files?.then((transport) => { transport.close() }) }
   }
 }
