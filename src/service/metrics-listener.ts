@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { catalogue } from '../http/errors.js'
+
+// Not `import { createServer } from 'node:http'`: an ES module import of node:http loads the
+// runtime's bundled undici (pipeline/client-error.ts says why).
+const { createServer } = process.getBuiltinModule('node:http')
 
 // GET /metrics on its own, private listener (METRICS_HOST:METRICS_PORT, 127.0.0.1:9464 by
 // default): the metrics show the exact runtime version and live business counts, which are for
