@@ -67,7 +67,7 @@ export interface FilesConfig {
   maxBytes: number
   /** The AWS_* variables an S3 client reads (the storage's, the backup's copy of the files). */
   aws: Record<string, string | undefined>
-  /** How long an S3 store may take to connect, and between its answer's bytes (STORAGE_TIMEOUT_MS). */
+  /** How long an S3 store may take to connect, to begin a read's answer, and between another operation's bytes (STORAGE_TIMEOUT_MS). */
   storeTimeoutMs: number
 }
 
@@ -208,7 +208,7 @@ export function awsVariables (env: Env): Record<string, string | undefined> {
   return Object.fromEntries(AWS_VARIABLES.map((name) => [name, env[name]]))
 }
 
-/** STORAGE_TIMEOUT_MS: how long an S3 store may take to connect, and between its answer's bytes. */
+/** STORAGE_TIMEOUT_MS: how long an S3 store may take to connect, to begin a read's answer, and between another operation's bytes. */
 export function storeTimeout (env: Env): number {
   return integer(env, 'STORAGE_TIMEOUT_MS', 10_000, 100, 600_000)
 }

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
-import type { S3Client } from '@aws-sdk/client-s3'
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3'
 import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, type StoredBlob } from './blob-store.js'
 
 // `STORAGE_URL=s3://bucket/prefix`: each blob an object `prefix/KEY`, through the AWS SDK, with
@@ -12,10 +12,12 @@ import { assertKey, BLOB_KEY, type BlobRead, type BlobSource, type BlobStore, ty
 // them: the SDK's default since 3.729 adds CRC32 headers that S3-compatible stores (MinIO
 // before 2025, R2, the test servers) refuse or mishandle.
 //
-// Every attempt is bounded (the SDK's defaults wait forever): connecting, and each wait for the
-// store's next bytes, at most `timeoutMs` (STORAGE_TIMEOUT_MS), so a store that takes the
-// connection and never answers fails an upload or a read (503) instead of holding it; a wait
-// between bytes, not the whole transfer, so a large file on a slow link is not cut off.
+// Every wait on the store is bounded (the SDK's defaults wait for ever), by `timeoutMs`
+// (STORAGE_TIMEOUT_MS), so a store that takes the connection and never answers fails an upload
+// or a read (503) instead of holding it: connecting; for a write, a removal, a size or a
+// listing, each wait between the store's bytes; for a read, the wait for the answer to begin. A
+// read's body then goes at the pace of the client it is streamed to: a client that stops
+// reading for a while pauses it, and an inactivity bound there would cut that client's download.
 //
 // The SDK (some hundreds of modules) is loaded only when the service stores files in S3.
 
@@ -38,12 +40,17 @@ const notFound = (error: unknown): boolean => {
 export class S3Store implements BlobStore {
   readonly description: string
   readonly #client: S3Client
+  /** The client of reads: no inactivity bound, so a paused body is not cut off. */
+  readonly #reader: S3Client
+  readonly #timeoutMs: number
   readonly #sdk: typeof import('@aws-sdk/client-s3')
   readonly #location: S3Location
 
-  private constructor (sdk: typeof import('@aws-sdk/client-s3'), client: S3Client, location: S3Location) {
+  private constructor (sdk: typeof import('@aws-sdk/client-s3'), clients: { client: S3Client, reader: S3Client, timeoutMs: number }, location: S3Location) {
     this.#sdk = sdk
-    this.#client = client
+    this.#client = clients.client
+    this.#reader = clients.reader
+    this.#timeoutMs = clients.timeoutMs
     this.#location = location
     this.description = `s3://${location.bucket}${location.prefix === '' ? '' : `/${location.prefix}`}`
   }
@@ -51,7 +58,7 @@ export class S3Store implements BlobStore {
   static async open (location: S3Location, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<S3Store> {
     const sdk = await import('@aws-sdk/client-s3')
     const endpoint = env.AWS_ENDPOINT_URL_S3 !== undefined && env.AWS_ENDPOINT_URL_S3 !== '' ? env.AWS_ENDPOINT_URL_S3 : env.AWS_ENDPOINT_URL
-    const client = new sdk.S3Client({
+    const settings = {
       region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
       ...(endpoint !== undefined && endpoint !== '' ? { endpoint, forcePathStyle: true } : {}),
       // The keys from the environment given; without them, the SDK's own chain (a role of the
@@ -61,10 +68,11 @@ export class S3Store implements BlobStore {
         : {}),
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      maxAttempts: 3,
-      requestHandler: { connectionTimeout: timeoutMs, socketTimeout: timeoutMs }
-    })
-    return new S3Store(sdk, client, location)
+      maxAttempts: 3
+    } satisfies S3ClientConfig
+    const client = new sdk.S3Client({ ...settings, requestHandler: { connectionTimeout: timeoutMs, socketTimeout: timeoutMs } })
+    const reader = new sdk.S3Client({ ...settings, requestHandler: { connectionTimeout: timeoutMs } })
+    return new S3Store(sdk, { client, reader, timeoutMs }, location)
   }
 
   #key (key: string): string {
@@ -86,18 +94,24 @@ export class S3Store implements BlobStore {
 
   async read (key: string, range?: { start: number, end: number }): Promise<BlobRead | undefined> {
     // The object's answer names its size: a size the caller knows is not needed.
+    // The answer must begin within the bound (one attempt: a read waits for nothing longer).
+    const late = new AbortController()
+    const timer = setTimeout(() => { late.abort(new Error(`the store did not answer within ${this.#timeoutMs} ms`)) }, this.#timeoutMs)
     try {
-      const answer = await this.#client.send(new this.#sdk.GetObjectCommand({
+      const answer = await this.#reader.send(new this.#sdk.GetObjectCommand({
         Bucket: this.#location.bucket,
         Key: this.#key(key),
         ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` })
-      }))
+      }), { abortSignal: late.signal })
       const whole = range === undefined ? answer.ContentLength : Number(/\/(\d+)$/.exec(answer.ContentRange ?? '')?.[1])
       if (whole === undefined || !Number.isSafeInteger(whole)) throw new Error(`the store named no size for ${key}`)
       return { body: answer.Body as Readable, size: whole }
     } catch (error) {
+      if (late.signal.aborted) throw late.signal.reason as Error
       if (notFound(error)) return undefined
       throw error
+    } finally {
+      clearTimeout(timer)
     }
   }
 
@@ -132,5 +146,6 @@ export class S3Store implements BlobStore {
 
   async close (): Promise<void> {
     this.#client.destroy()
+    this.#reader.destroy()
   }
 }
