@@ -93,8 +93,8 @@ export class S3Store implements BlobStore {
   }
 
   async read (key: string, range?: { start: number, end: number }): Promise<BlobRead | undefined> {
-    // The object's answer names its size: a size the caller knows is not needed.
-    // The answer must begin within the bound (one attempt: a read waits for nothing longer).
+    // The object's answer names its size: a size the caller knows is not needed. The answer must
+    // begin within the bound, its attempts together (then the body goes at the reader's pace).
     const late = new AbortController()
     const timer = setTimeout(() => { late.abort(new Error(`the store did not answer within ${this.#timeoutMs} ms`)) }, this.#timeoutMs)
     try {
