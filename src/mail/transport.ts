@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import type { Transporter } from 'nodemailer'
 import type { MailConfig } from '../config/config.js'
@@ -25,9 +26,13 @@ export interface MailTransport {
 }
 
 // nodemailer (about 5 MiB of heap) is loaded with the first mail, not by every instance at start:
-// most instances of a cluster send none for hours.
+// most instances of a cluster send none for hours. It is CommonJS and required as such: loaded
+// through import(), its own require('node:https') became an ES module import of that builtin,
+// whose namespace loads the runtime's bundled undici (pipeline/client-error.ts says why).
+const require = createRequire(import.meta.url)
+
 async function createTransport (options: object): Promise<Transporter> {
-  const { default: nodemailer } = await import('nodemailer')
+  const nodemailer = require('nodemailer') as typeof import('nodemailer')
   return nodemailer.createTransport(options)
 }
 
