@@ -40,10 +40,11 @@ export const HOLD_MAX_MS = 1000
  *    writing onto it; its next request is answered and closes it instead.
  * 2. Holding (`hold()`): a new request waits, unanswered, instead of being served. A client whose
  *    request waits opens no new connection, so connections stop arriving; once none has arrived
- *    for QUIET_MS and each that did has delivered its request (HOLD_MAX_MS at most), `hold()`
- *    resolves. Closing the listener while clients still connect would reset every connection the
- *    kernel accepted that Node had not yet taken, and closing a connection whose request has not
- *    been read yet would reset it too: those races are what this phase removes.
+ *    for QUIET_MS and each that arrived since draining began has delivered its request
+ *    (HOLD_MAX_MS at most), `hold()` resolves. Closing the listener while clients still connect
+ *    would reset every connection the kernel accepted that Node had not yet taken, and closing a
+ *    connection whose request has not been read yet would reset it too: those races are what
+ *    this phase removes.
  * 3. Closing (`close()`): the listener closes (a client that connects now is refused, which it can
  *    tell from a reset: nothing was sent), Node closes the connections idle at that moment, and
  *    then the held requests are served, each answer closing its connection. A request that still
@@ -59,6 +60,17 @@ export const drain = fp(async (app) => {
   let release: () => void = () => {}
   const released = new Promise<void>((resolve) => { release = resolve })
 
+  // Connections that arrived since draining began and have not yet delivered a request: closing
+  // now would take each for idle and close it under the request its client is sending.
+  const unasked = new Set<Socket>()
+  let last = 0
+  const arrived = (socket: Socket): void => {
+    last = Date.now()
+    unasked.add(socket)
+    socket.once('close', () => { unasked.delete(socket) })
+  }
+  const asked = (request: IncomingMessage): void => { unasked.delete(request.socket) }
+
   const beginning: Array<() => void> = []
   app.decorate('drain', {
     get draining () { return draining || holding || closing },
@@ -67,25 +79,20 @@ export const drain = fp(async (app) => {
     released,
     begin () {
       draining = true
+      // Every connection from now on is followed until it delivers its request: one accepted
+      // while draining whose client is slow to write (a busy client machine) must be waited for
+      // by hold() as much as one accepted while holding, or closing takes it for idle.
+      app.server.on('connection', arrived)
+      app.server.on('request', asked)
       for (const listener of beginning) listener()
     },
     onBegin (listener: () => void) { beginning.push(listener) },
     async hold () {
       holding = true
-      let last = Date.now()
-      // Connections that arrived while holding and have not yet delivered a request: closing now
-      // would take each for idle and close it under the request its client already sent.
-      const unasked = new Set<Socket>()
-      const arrived = (socket: Socket): void => {
-        last = Date.now()
-        unasked.add(socket)
-        socket.once('close', () => { unasked.delete(socket) })
-      }
-      const asked = (request: IncomingMessage): void => { unasked.delete(request.socket) }
+      app.log.info('holding: new requests wait until connections stop arriving')
+      const started = Date.now()
+      last = started
       const quiet = (): boolean => Date.now() - last >= QUIET_MS && unasked.size === 0
-      app.server.on('connection', arrived)
-      app.server.on('request', asked)
-      const started = last
       while (Date.now() - started < HOLD_MAX_MS) {
         // Quiet by the clock is not enough: a process that was not scheduled for a while (a busy
         // machine) sees the time pass before it takes the connections and requests the kernel
