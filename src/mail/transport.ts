@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, rename, writeFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import type { Transporter } from 'nodemailer'
 import type { MailConfig } from '../config/config.js'
+import { lazyRequire } from '../lazy-require.js'
 
 // How a composed mail leaves the service: over SMTP when SMTP_URL is set (nodemailer, a small
 // pool of connections; STARTTLS when the server offers it, smtps:// for TLS from the first
@@ -26,15 +26,8 @@ export interface MailTransport {
 }
 
 // nodemailer (about 5 MiB of heap) is loaded with the first mail, not by every instance at start:
-// most instances of a cluster send none for hours. It is CommonJS and required as such: loaded
-// through import(), its own require('node:https') became an ES module import of that builtin,
-// whose namespace loads the runtime's bundled undici (pipeline/client-error.ts says why).
-const require = createRequire(import.meta.url)
-
-async function createTransport (options: object): Promise<Transporter> {
-  const nodemailer = require('nodemailer') as typeof import('nodemailer')
-  return nodemailer.createTransport(options)
-}
+// most instances of a cluster send none for hours.
+const nodemailer = lazyRequire<typeof import('nodemailer')>('nodemailer')
 
 // Bounds on a slow or silent server: an attempt fails (and is retried later) instead of
 // holding a sending slot for good.
@@ -44,17 +37,17 @@ export function mailTransport (config: MailConfig): MailTransport {
   const message = (mail: OutgoingMail) => ({ from: config.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId, date: new Date() })
   if (config.smtpUrl !== undefined) {
     const options = { url: config.smtpUrl, pool: true, maxConnections: 4, ...SMTP_TIMEOUTS }
-    let smtp: Promise<Transporter> | undefined
+    let smtp: Transporter | undefined
     return {
       send: async (mail) => {
-        smtp ??= createTransport(options)
-        const info = await (await smtp).sendMail(message(mail))
+        smtp ??= nodemailer().createTransport(options)
+        const info = await smtp.sendMail(message(mail))
         return String(info.response)
       },
-      close: () => { void smtp?.then((transport) => { transport.close() }) }
+      close: () => { smtp?.close() }
     }
   }
-  let files: Promise<Transporter> | undefined
+  let files: Transporter | undefined
   const dir = resolve(config.dir)
   let made: Promise<unknown> | undefined
   return {
@@ -62,8 +55,8 @@ export function mailTransport (config: MailConfig): MailTransport {
       // The folder is private (0700) and so are the files (0600): a mail carries a token.
       made ??= mkdir(dir, { recursive: true, mode: 0o700 })
       await made
-      files ??= createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
-      const info = await (await files).sendMail(message(mail))
+      files ??= nodemailer().createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
+      const info = await files.sendMail(message(mail))
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`
       const path = join(dir, name)
       // Written whole, then renamed: a reader never sees half a mail.
@@ -71,6 +64,6 @@ export function mailTransport (config: MailConfig): MailTransport {
       await rename(`${path}.tmp`, path)
       return path
     },
-    close: () => { void files?.then((transport) => { transport.close() }) }
+    close: () => { files?.close() }
   }
 }
