@@ -50,11 +50,12 @@ export interface DispatcherOptions {
 /** An enabled endpoint as the fan-out reads it; `since` is its registration, in ms. */
 interface Endpoint { row: WebhookEndpointRow, types: Set<string>, admin: boolean, since: number }
 
-function receives (endpoint: Endpoint, event: EventRow): boolean {
+/** `occurredAt` is the event's `occurred_at` in ms, read once for all the endpoints. */
+function receives (endpoint: Endpoint, event: EventRow, occurredAt: number): boolean {
   if (!endpoint.types.has(ALL_EVENTS) && !endpoint.types.has(event.type)) return false
   // An endpoint receives what occurs from its registration on. An event that occurred before
   // it, but was not fanned out yet (the round after its commit had not run), is not its own.
-  if (new Date(event.occurred_at).getTime() < endpoint.since) return false
+  if (occurredAt < endpoint.since) return false
   return endpoint.admin || event.audience === null || event.audience === endpoint.row.user_id
 }
 
@@ -133,7 +134,8 @@ export class WebhookDispatcher {
         const now = nowIso()
         const deliveries: NewDelivery[] = []
         for (const event of events) {
-          const targets = endpoints.filter((endpoint) => receives(endpoint, event))
+          const occurredAt = new Date(event.occurred_at).getTime()
+          const targets = endpoints.filter((endpoint) => receives(endpoint, event, occurredAt))
           if (targets.length === 0) continue
           const payload = eventJson(event)
           for (const endpoint of targets) deliveries.push({ endpointId: endpoint.row.id, eventId: event.event_id, eventType: event.type, payload, now })
