@@ -7,13 +7,15 @@
 //
 //   npm run bench:ab -- --base=HEAD~3                    GET a post, a product, the list
 //   npm run bench:ab -- --base=main --only=post-by-id    one read
-//   BENCH_SECONDS=3 BENCH_ROUNDS=9 BENCH_CONNECTIONS=32  per-run length, rounds, connections
+//   BENCH_SECONDS=3 BENCH_ROUNDS=8 BENCH_CONNECTIONS=32  per-run length, rounds (a multiple of 4), connections
 //
 // REV is checked out into a temporary worktree (this repository's node_modules linked in) and
 // built there; both services run as `npm start` runs them (this checkout's start flags), the
 // floor as `npm run bench` runs it, all pinned to core 0, wrk on core 1. Each round measures the
-// four in a rotated order (base, this, copy, floor; then this, copy, floor, base; …), so that the
-// two sides' runs alternate and none always follows the same one.
+// four in one of the orders of a balanced Latin square (BALANCED_ORDERS), in turn: over four
+// rounds each server runs once in each place and right after each other server once. (Rotating
+// one order, as this did first, keeps every server behind the same one: the copy always ran
+// right after this checkout, and the A/A read +3 to +5 µs a request with no change at all.)
 //
 // The comparison is by CPU time per answered request: each server process's user and system time
 // (every thread of it), read from /proc/<pid>/stat just before and after each run and divided by
@@ -37,8 +39,14 @@ import { buildService, clockTicksPerSecond, measureWrk, median, pinLoadGenerator
 import { FULL_SIZE, seed } from './seed.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
+/**
+ * The order of the four servers (0 base, 1 this, 2 copy, 3 floor) in each round, in turn: a
+ * Williams square, in which every server is in every place once and follows every other once.
+ */
+const BALANCED_ORDERS = [[0, 1, 3, 2], [1, 2, 0, 3], [2, 3, 1, 0], [3, 0, 2, 1]] as const
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
-const ROUNDS = Math.max(3, Number(process.env.BENCH_ROUNDS ?? 9))
+// Whole squares only (see BALANCED_ORDERS): a number of rounds is rounded up to a multiple of 4.
+const ROUNDS = Math.max(4, Math.ceil(Number(process.env.BENCH_ROUNDS ?? 8) / 4) * 4)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const base = process.argv.find((a) => a.startsWith('--base='))?.slice('--base='.length)
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',')
@@ -102,11 +110,7 @@ try {
     for (const server of servers) await run(server, 2)
     const runs = servers.map(() => [] as Costed[])
     for (let round = 0; round < ROUNDS; round++) {
-      // Rotated, so that no server is always measured right after another.
-      for (let k = 0; k < servers.length; k++) {
-        const i = (round + k) % servers.length
-        runs[i]!.push(await run(servers[i]!, SECONDS))
-      }
+      for (const i of BALANCED_ORDERS[round % BALANCED_ORDERS.length]!) runs[i]!.push(await run(servers[i]!, SECONDS))
     }
     const [b, a, c, f] = runs as [Costed[], Costed[], Costed[], Costed[]]
     /** Per round: a side's CPU time per request less the floor's, µs. */
