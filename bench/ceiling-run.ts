@@ -3,8 +3,9 @@
 // Seeds a SQLite database as `npm run bench` does, starts the floor (bench/floor.ts: the
 // statement, JSON.stringify and nothing else), then a ladder of servers one after the other:
 // bare Fastify on the floor's statements with the service's representations (bench/ceiling.ts),
-// the same with the service's per-request features added one at a time, and last the service
-// itself (dist/server.js as `npm start` runs it). Each is measured against the
+// the same with the service's per-request features added one at a time, every feature on
+// node:http without Fastify (bench/ceiling-http.ts: the ceiling of the service's fast reads,
+// src/pipeline/fast-reads.ts), and last the service itself (dist/server.js as `npm start` runs it). Each is measured against the
 // floor on GET /v1/posts/{id} and GET /v1/products/{id}: a warm-up, then rounds alternating
 // server and floor; the ratio is the median of the per-round ratios, as in `npm run bench`, and
 // as there the load comes from wrk when it is on the PATH (autocannon could not keep up with the
@@ -16,7 +17,8 @@
 //   npm run bench:ceiling -- --smoke                 little data, 100 requests per route and server,
 //                                                    the service from source: checks that it runs (CI)
 //   BENCH_SECONDS=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32
-//   CEILING_RUNGS=1,2                                some rungs only (1 is bare Fastify, 9 the service), e.g. to
+//   CEILING_RUNGS=1,2                                some rungs only (1 is bare Fastify, 8 every feature on it, 9 every
+//                                                    feature on node:http, 10 the service), e.g. to
 //                                                    measure one feature's price over more rounds
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -110,6 +112,14 @@ try {
             { CEILING_DATABASE_URL: scratch.url, CEILING_FEATURES: features.join(','), CEILING_PORT: String(port) }, join(work, `rung-${i + 1}.log`), port)
         }
       })),
+      {
+        label: 'every feature above on node:http, without Fastify (what the service\'s fast reads can reach)',
+        start: async () => {
+          const port = await freePort()
+          return await startServer(`rung ${STEPS.length + 1}`, [...nodeFlags, '--import', 'tsx', join(root, 'bench/ceiling-http.ts')],
+            { CEILING_DATABASE_URL: scratch.url, CEILING_PORT: String(port) }, join(work, 'rung-http.log'), port)
+        }
+      },
       { label: 'the service (`npm start`, every feature, its own structure)', start: async () => await startService(serviceArgs, scratch.url, join(work, 'service.log')) }
     ]
     const only = process.env.CEILING_RUNGS?.split(',').map(Number)

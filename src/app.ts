@@ -10,6 +10,7 @@ import { cors } from './pipeline/cors.js'
 import { drain } from './pipeline/drain.js'
 import { errorHandler, frameworkErrors } from './pipeline/error-handler.js'
 import { jsonBody } from './pipeline/json-body.plugin.js'
+import { FastReads, fastReadServer, fastReads } from './pipeline/fast-reads.js'
 import { rateLimit } from './pipeline/rate-limit.js'
 import { genReqId } from './pipeline/request-id.js'
 import { requestHooks } from './pipeline/request-hooks.js'
@@ -60,8 +61,21 @@ export interface AppOptions {
 // Builds the application; it does not listen (server.ts does). Tests build it the same way.
 // Each cross-cutting piece is a named plugin that declares the plugins it must follow, so a
 // registration out of order fails at start-up instead of changing behaviour silently.
+// Time limits (docs/RELIABILITY.md): the request line and headers within 10 s, the whole
+// request (body included) within 30 s, else 408; checked every second, so a limit means
+// what it says (Node's default check runs every 30 s). A silent socket is dropped after 60 s;
+// an idle keep-alive connection after 72 s, longer than common balancers' 60 s, so the
+// balancer closes first.
+const TIME_LIMITS = {
+  requestTimeout: 30_000,
+  http: { headersTimeout: 10_000, connectionsCheckingInterval: 1000 },
+  connectionTimeout: 60_000,
+  keepAliveTimeout: 72_000
+}
+
 export async function buildApp ({ config, database, logger }: AppOptions): Promise<FastifyInstance> {
   const accessLog = new RequestLog()
+  const fastPath = new FastReads()
   const app = Fastify({
     // Never no logger at all (`false`), only a silent one: the request metrics are recorded with
     // the access line by the log controller, which Fastify calls only when a logger exists.
@@ -77,15 +91,10 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
     // request.log becomes pino's child only when something is logged through it.
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimitBytes,
-    // Time limits (docs/RELIABILITY.md): the request line and headers within 10 s, the whole
-    // request (body included) within 30 s, else 408; checked every second, so a limit means
-    // what it says (Node's default check runs every 30 s). A silent socket is dropped after 60 s;
-    // an idle keep-alive connection after 72 s, longer than common balancers' 60 s, so the
-    // balancer closes first.
-    requestTimeout: 30_000,
-    http: { headersTimeout: 10_000, connectionsCheckingInterval: 1000 },
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 72_000,
+    ...TIME_LIMITS,
+    // The HTTP server Fastify would make, with these limits, whose request listener lets the
+    // anonymous reads by id be answered first (pipeline/fast-reads.ts).
+    serverFactory: fastReadServer(fastPath, TIME_LIMITS),
     // Answers the HTTP layer gives before a request exists (408, 400, 414, 431) in our body.
     clientErrorHandler,
     // The client address (request.ip) comes from X-Forwarded-For only when the peer is one of
@@ -120,6 +129,7 @@ export async function buildApp ({ config, database, logger }: AppOptions): Promi
   await app.register(rateLimit, { perMinute: config.rateLimitPerMinute, countedElsewhere: countedByKey })
   // One hook per phase for every route (pipeline/request-hooks.ts).
   await app.register(requestHooks, { trustProxy: config.trustProxy.length > 0 })
+  await app.register(fastReads, { fastPath, trustProxy: config.trustProxy })
   await app.register(openapi)
   await app.register(metrics)
   await app.register(authentication)

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import assert from 'node:assert/strict'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config/config.js'
 import { openDatabase, type DialectName } from '../src/db/database.js'
@@ -64,7 +64,7 @@ export interface TestApp {
   close: () => Promise<void>
 }
 
-export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean, database?: ScratchDatabase } = {}): Promise<TestApp> {
+export async function buildTestApp (env: Record<string, string> = {}, options: { conformance?: boolean, database?: ScratchDatabase, logger?: FastifyServerOptions['logger'] } = {}): Promise<TestApp> {
   // A database of its own, or (a restart) the one another app of the test used: then dropping it is the test's.
   const { url: databaseUrl, drop } = options.database === undefined ? await freshMigratedDatabase() : { url: options.database.url, drop: async () => {} }
   // Files in a folder of the app's own (the sweep of one app must not see another's bytes).
@@ -72,7 +72,7 @@ export async function buildTestApp (env: Record<string, string> = {}, options: {
   const config = loadConfig({ ...QUIET_LIMITS, ...(storage === undefined ? {} : { STORAGE_URL: `file:${storage}` }), ...env, DATABASE_URL: databaseUrl })
   const database = openDatabase(config.databaseUrl, { preparedStatements: config.pgPreparedStatements })
   await migrateToLatest(database.db, database.dialect)
-  const app = await buildApp({ config, database, logger: false })
+  const app = await buildApp({ config, database, logger: options.logger ?? false })
   // Every response of the suite is checked against the OpenAPI document (see conformance.ts).
   const conformance = options.conformance === false ? { check: () => {} } : checkConformance(app)
   await app.ready()

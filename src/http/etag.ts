@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto'
 import type { TSchema } from '@sinclair/typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { sharedSerializers } from '../pipeline/serializers.js'
 import { ApiError } from './errors.js'
 
 // Strong entity tags: a hash of exactly the bytes of the representation the response sends, so
@@ -38,7 +39,16 @@ function serialize (reply: FastifyReply, schema: TSchema, representation: unknow
   return reply.compileSerializationSchema(reference(schema))(representation as Record<string, unknown>)
 }
 
-function tagOf (json: string): string {
+/**
+ * The serializer a reply's compileSerializationSchema gives for this named schema, for a read
+ * answered before Fastify's request path (pipeline/fast-reads.ts): the app's own serializer
+ * compiler (pipeline/serializers.ts) over the app's named schemas, so the bytes are the same.
+ */
+export function serializerOf (app: FastifyInstance, schema: TSchema): (representation: unknown) => string {
+  return sharedSerializers(app.getSchemas())({ schema: reference(schema) })
+}
+
+export function tagOf (json: string): string {
   return `"${hash('sha1', json, 'base64url')}"`
 }
 

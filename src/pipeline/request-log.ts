@@ -91,28 +91,35 @@ export class RequestLog extends LogController {
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const route = planOf(request).route
-    this.metrics?.record(request.method, route ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
     if (error !== null && error !== undefined) {
+      this.metrics?.record(request.method, route ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
       reply.log.error({ method: request.method, url: redacted(request.url), route, statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: request.ip, err: error }, 'request errored')
       return
     }
-    const sink = this.#sink ?? this.#sinkOf(request)
+    this.answered(request.server.log, request.id, request.method, request.url, route, reply.statusCode, reply.elapsedTime, request.ip)
+  }
+
+  /**
+   * Counts an answered request and writes its access line: for Fastify's request path above,
+   * and for a read answered before it (pipeline/fast-reads.ts), so both write the same line.
+   */
+  answered (logger: unknown, id: string, method: string, url: string, route: string | undefined, statusCode: number, responseTime: number, address: string | undefined): void {
+    this.metrics?.record(method, route ?? 'unmatched', statusCode, responseTime / 1000)
+    const sink = this.#sink ?? this.#sinkOf(logger as Pino)
     if (sink === null) return
-    const address = request.ip
     if (this.#pending === '') {
       this.#timer = setTimeout(this.#writeLater, FLUSH_MS)
       this.#timer.unref()
       unwritten.add(this)
     }
-    this.#pending += (`{"level":30,"time":${Date.now()}${sink.base},"reqId":${text(request.id)},"method":"${request.method}","url":${text(redacted(request.url))}` +
-      `${route === undefined ? '' : `,"route":"${route}"`},"statusCode":${reply.statusCode},"responseTime":${reply.elapsedTime}` +
+    this.#pending += (`{"level":30,"time":${Date.now()}${sink.base},"reqId":${text(id)},"method":"${method}","url":${text(redacted(url))}` +
+      `${route === undefined ? '' : `,"route":"${route}"`},"statusCode":${statusCode},"responseTime":${responseTime}` +
       `${address === undefined ? '' : `,"remoteAddress":${text(address)}`},"msg":"request completed"}\n`)
     if (this.#pending.length >= FLUSH_BYTES) this.flush()
   }
 
   /** The destination of the server's logger (pino's), or null when it logs nothing at info (or is not pino). */
-  #sinkOf (request: FastifyRequest): { destination: Destination, base: string } | null {
-    const logger = request.server.log as unknown as Pino
+  #sinkOf (logger: Pino): { destination: Destination, base: string } | null {
     const destination = logger[symbols.streamSym] as Destination | undefined
     const base = logger[symbols.chindingsSym]
     this.#sink = typeof destination?.write !== 'function' || typeof base !== 'string' || !logger.isLevelEnabled('info')
