@@ -61,13 +61,17 @@ function listedTags (header: string): string[] {
   return header.split(',').map((t) => t.trim()).filter((t) => t !== '')
 }
 
+/** Whether an If-None-Match header names this tag (or `*`): the answer is then 304. */
+export function noneMatch (header: string | string[] | undefined, etag: string): boolean {
+  if (typeof header !== 'string') return false
+  // If-None-Match uses weak comparison (RFC 9110 13.1.2): W/"x" matches "x".
+  return listedTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === etag)
+}
+
 /** Sets ETag; true when If-None-Match matches and a 304 has been sent instead. */
 function sendIfNoneMatch (request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
   reply.header('etag', etag)
-  const header = request.headers['if-none-match']
-  if (typeof header !== 'string') return false
-  // If-None-Match uses weak comparison (RFC 9110 13.1.2): W/"x" matches "x".
-  const matches = listedTags(header).some((t) => t === '*' || t.replace(/^W\//, '') === etag)
+  const matches = noneMatch(request.headers['if-none-match'], etag)
   if (matches) void reply.code(304).send()
   return matches
 }

@@ -3,27 +3,28 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { serializerOf, tagOf } from '../http/etag.js'
+import { noneMatch, serializerOf, tagOf } from '../http/etag.js'
 import { trustForwardedFor } from './forwarded-for.js'
 import { genReqId } from './request-id.js'
 
 // The most common request of all, an anonymous GET of one post or product by its id, answered
 // before Fastify's request path: Fastify's request and reply objects, its hooks and its reply's
-// header and serialisation steps cost about 20 µs of CPU a read here, about three quarters of the
-// service's own cost on such a read and more than the floor's whole work (node:http, the
-// statement, JSON.stringify: docs/PERFORMANCE.md). Every feature of the read stays on: the same
-// representation serialised by the same compiled serializer, its strong ETag, the request id,
-// the rate limit, `nosniff`, the request metrics and the access line, the server's time limits.
+// header and serialisation steps were most of the service's own cost on such a read, more than
+// the floor's whole work (node:http, the statement, JSON.stringify: docs/PERFORMANCE.md). Every
+// feature of the read stays on: the same representation serialised by the same compiled
+// serializer, its strong ETag and 304, the request id, the rate limit, `nosniff`, the request
+// metrics and the access line, the server's time limits.
 //
 // Only a request for which Fastify's path could do nothing more is taken: GET, the route's path
-// with a canonical id and no query, no request body, none of the headers that change an answer
-// or need a step of the path (Authorization, Cookie, Origin, If-None-Match), the service not
-// draining, the client within its rate limit, and a row found; never with CORS configured (its
-// headers are the CORS plugin's) or with the log at debug (which logs every arrival). Anything else (a 404, a 400, a 304, a 429, a HEAD, a database error) goes to Fastify's
-// path untouched, which answers it as it answers every request: nothing is counted twice, since
-// the rate limit is counted only once the fast answer is certain. That a fast answer is the
-// answer Fastify's path gives, byte for byte, header for header, access line and metrics
-// included, is what test/pipeline/fast-reads.test.ts holds on both databases.
+// with a canonical id and no query, no request body, none of the headers that need a step of
+// the path (Authorization, Cookie, Origin), the service not draining, the client within its rate
+// limit, and a row found; never with CORS configured (its headers are the CORS plugin's) or with
+// the log at debug (which logs every arrival). Anything else (a 404, a 400, a 429, a HEAD, a
+// database error) goes to Fastify's path untouched, which answers it as it answers every
+// request: nothing is counted twice, since the rate limit is counted only once the fast answer is
+// certain. That a fast answer is the one Fastify's path gives, byte for byte and header for
+// header, access line and metrics included, is what test/pipeline/fast-reads.test.ts holds on
+// both databases.
 
 /** One route answered here: `route` is Fastify's pattern (`/v1/posts/:id`), `read` the representation of the id's row. */
 export interface FastRead {
@@ -101,7 +102,7 @@ export class FastReads {
     if (!this.#on || req.method !== 'GET' || app!.drain.draining) return undefined
     const headers = req.headers
     if (headers.authorization !== undefined || headers.cookie !== undefined ||
-      headers.origin !== undefined || headers['if-none-match'] !== undefined ||
+      headers.origin !== undefined ||
       headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined
     const url = req.url ?? ''
     for (const route of this.#routes) {
@@ -127,15 +128,18 @@ export class FastReads {
     }
     const json = route.serialize(representation)
     const id = genReqId(req)
-    headers.etag = tagOf(json)
-    headers['content-type'] = JSON_TYPE
+    const etag = tagOf(json)
+    headers.etag = etag
+    // A current If-None-Match: 304 with the same fields and no body, as etag.ts answers it.
+    const status = noneMatch(req.headers['if-none-match'], etag) ? 304 : 200
+    if (status === 200) headers['content-type'] = JSON_TYPE
     headers['x-request-id'] = id
     headers['x-content-type-options'] = 'nosniff'
-    headers['content-length'] = Buffer.byteLength(json)
-    res.writeHead(200, headers)
-    res.end(json)
+    if (status === 200) headers['content-length'] = Buffer.byteLength(json)
+    res.writeHead(status, headers)
+    res.end(status === 200 ? json : undefined)
     this.answered++
-    app.accessLog.answered(app.log, id, 'GET', req.url!, route.route, 200, performance.now() - started, address)
+    app.accessLog.answered(app.log, id, 'GET', req.url!, route.route, status, performance.now() - started, address)
     return true
   }
 }
