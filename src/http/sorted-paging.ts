@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { DEFAULT_LIMIT } from './paging.js'
 import { ApiError } from './errors.js'
@@ -85,13 +85,24 @@ function readSortedCursor (cursor: string): SortedCursor | undefined {
  * members left out.
  */
 export function listFingerprint (list: Record<string, string | number | boolean | readonly string[] | undefined>): string {
-  const canonical = Object.keys(list).sort().flatMap((name) => {
+  const canonical = JSON.stringify(Object.keys(list).sort().flatMap((name) => {
     const value = list[name]
     if (value === undefined) return []
     return [[name, Array.isArray(value) ? [...new Set(value as string[])].sort() : value]]
-  })
-  return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url').slice(0, 16)
+  }))
+  // Most requests ask for a few lists (the first page of each sort, a handful of filters): each
+  // digest is kept, in a bounded map, so a page costs no hash. The oldest goes first.
+  let fingerprint = fingerprints.get(canonical)
+  if (fingerprint === undefined) {
+    fingerprint = hash('sha256', canonical, 'base64url').slice(0, 16)
+    if (fingerprints.size >= FINGERPRINTS_KEPT) fingerprints.delete(fingerprints.keys().next().value!)
+    fingerprints.set(canonical, fingerprint)
+  }
+  return fingerprint
 }
+
+const FINGERPRINTS_KEPT = 1000
+const fingerprints = new Map<string, string>()
 
 /** Where a page starts: after `key` and `id` in the list's order, or at the start. */
 export interface PagePosition<Key> {
