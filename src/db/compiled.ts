@@ -56,6 +56,18 @@ export async function execute<R> (executor: Executor, query: CompiledQuery<R>): 
 }
 
 /**
+ * The first row of a precompiled query: the row itself on SQLite, which answers at once, so
+ * that no promise stands between the statement and its use (the fast reads,
+ * pipeline/fast-reads.ts: about 5 µs of CPU a read); a promise of it on PostgreSQL.
+ */
+export function firstRowSoon<R> (executor: Executor, query: CompiledQuery<R>): R | undefined | Promise<R | undefined> {
+  const handle = handleOf(executor)
+  const sqlite = handle === undefined ? undefined : sqliteHandleOf(handle)
+  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).run(query).rows[0]
+  return execute(executor, query).then((result) => result.rows[0])
+}
+
+/**
  * A write that is one statement, as a unit of work: on SQLite through the group commit; on
  * PostgreSQL on its own, without a transaction around it (one statement is atomic; BEGIN and
  * COMMIT would be two more round trips).

@@ -26,15 +26,20 @@ import { genReqId } from './request-id.js'
 // header, access line and metrics included, is what test/pipeline/fast-reads.test.ts holds on
 // both databases.
 
-/** One route answered here: `route` is Fastify's pattern (`/v1/posts/:id`), `read` the representation of the id's row. */
-export interface FastRead {
+/**
+ * One route answered here: `route` is Fastify's pattern (`/v1/posts/:id`); `find` the id's row,
+ * at once where the database answers at once (SQLite: no promise between the statement and the
+ * answer), else its promise; `present` the row's representation, by the named `schema`.
+ */
+export interface FastRead<Row> {
   route: string
   schema: TSchema
-  read: (id: bigint) => Promise<unknown>
+  find: (id: bigint) => Row | undefined | Promise<Row | undefined>
+  present: (row: Row) => unknown
 }
 
-interface Registered { route: string, prefix: string, read: FastRead['read'], serialize: (value: unknown) => string }
-interface Pending { app: FastifyInstance, read: FastRead }
+interface Registered { route: string, prefix: string, find: FastRead<unknown>['find'], present: FastRead<unknown>['present'], serialize: (value: unknown) => string }
+interface Pending { app: FastifyInstance, read: FastRead<unknown> }
 
 /** What the routes register (app.fastReads) and what the server factory answers with. */
 export class FastReads {
@@ -48,8 +53,8 @@ export class FastReads {
   answered = 0
 
   /** Answers the route's reads here once the app is ready; `app`: the route's own (its named schemas). */
-  add (app: FastifyInstance, read: FastRead): void {
-    this.#pending.push({ app, read })
+  add<Row> (app: FastifyInstance, read: FastRead<Row>): void {
+    this.#pending.push({ app, read: read as FastRead<unknown> })
   }
 
   /** The app whose parts (drain, rate limit, access line, logger) the fast answers use, once it is ready. */
@@ -57,7 +62,7 @@ export class FastReads {
     // Compiled now that every named schema is registered, by the app's own compiler.
     for (const { app: context, read } of this.#pending.splice(0)) {
       const prefix = read.route.slice(0, read.route.lastIndexOf(':'))
-      this.#routes.push({ route: read.route, prefix, read: read.read, serialize: serializerOf(context, read.schema) })
+      this.#routes.push({ route: read.route, prefix, find: read.find, present: read.present, serialize: serializerOf(context, read.schema) })
     }
     this.#app = app
     this.#on = app.log.level !== 'debug' && app.log.level !== 'trace' && app.config.corsOrigins.length === 0
@@ -81,18 +86,34 @@ export class FastReads {
         return
       }
       const started = performance.now()
-      found.route.read(found.id).then((representation) => {
-        if (representation === undefined || !this.#answer(req, res, found.route, representation, started)) fastify(req, res)
-      }).catch((error: unknown) => {
-        // A read that failed, or an answer that could not be made before anything was sent:
-        // Fastify's path answers it as it answers any other request.
-        if (!res.headersSent) {
-          fastify(req, res)
-        } else {
-          this.#app?.log.error({ err: error, url: req.url }, 'fast read failed after its headers were sent')
-          res.destroy()
-        }
-      })
+      let row: unknown
+      try {
+        row = found.route.find(found.id)
+      } catch {
+        // The database failed: Fastify's path reads again and answers as it answers any failure.
+        fastify(req, res)
+        return
+      }
+      if (row instanceof Promise) {
+        row.then((resolved: unknown) => { this.#settle(req, res, found.route, resolved, started, fastify) }, () => { fastify(req, res) })
+      } else {
+        this.#settle(req, res, found.route, row, started, fastify)
+      }
+    }
+  }
+
+  /** The fast answer for the row found, or Fastify's path's when there is none or the request must go there after all. */
+  #settle (req: IncomingMessage, res: ServerResponse, route: Registered, row: unknown, started: number, fastify: (req: IncomingMessage, res: ServerResponse) => void): void {
+    try {
+      if (row === undefined || !this.#answer(req, res, route, route.present(row), started)) fastify(req, res)
+    } catch (error) {
+      // An answer that could not be made before anything was sent: Fastify's path answers it.
+      if (!res.headersSent) {
+        fastify(req, res)
+      } else {
+        this.#app?.log.error({ err: error, url: req.url }, 'fast read failed after its headers were sent')
+        res.destroy()
+      }
     }
   }
 

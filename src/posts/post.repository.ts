@@ -1,4 +1,4 @@
-import { execute, precompiled, writeStatement } from '../db/compiled.js'
+import { execute, firstRowSoon, precompiled, writeStatement } from '../db/compiled.js'
 import type { Database, Db, Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -28,7 +28,12 @@ function selectPosts (db: Executor) {
 const postById = precompiled((db: Executor, id: bigint) => selectPosts(db).where('posts.id', '=', id))
 
 export async function findPost (db: Executor, id: bigint): Promise<PostWithAuthor | undefined> {
-  return (await execute(db, postById(db, id))).rows[0]
+  return await findPostSoon(db, id)
+}
+
+/** The post at once on SQLite, its promise on PostgreSQL (db/compiled.ts firstRowSoon). */
+export function findPostSoon (db: Executor, id: bigint): PostWithAuthor | undefined | Promise<PostWithAuthor | undefined> {
+  return firstRowSoon(db, postById(db, id))
 }
 
 const postForUpdate = precompiledLock((db: Executor, id: bigint) => db.selectFrom('posts').select(POST_COLUMNS).where('posts.id', '=', id))

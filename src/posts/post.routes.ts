@@ -16,7 +16,7 @@ import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
 import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
 import { POST_ORDERS, PostListQuery, postListing, postQueryRules } from './post.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
-import { countView, deletePost, findPost, findPostForUpdate, insertPost, listPosts, updatePost } from './post.repository.js'
+import { countView, deletePost, findPost, findPostForUpdate, findPostSoon, insertPost, listPosts, updatePost } from './post.repository.js'
 import type { PostWithAuthor } from './post.table.js'
 import { toPost } from './post.representation.js'
 import { Post, PostCreateBody, PostList, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
@@ -107,10 +107,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.fastReads.add(app, {
     route: `${app.prefix}/posts/:id`,
     schema: Post,
-    read: async (id) => {
-      const post = await findPost(db, id)
-      return post === undefined ? undefined : representation(post)
-    }
+    find: (id) => findPostSoon(db, id),
+    present: representation
   })
 
   app.post('/posts', {

@@ -1,4 +1,4 @@
-import { execute, precompiled } from '../db/compiled.js'
+import { execute, firstRowSoon, precompiled } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -48,7 +48,12 @@ function selectProduct (db: Executor, id: bigint) {
 const productById = precompiled(selectProduct)
 
 export async function findProductById (db: Executor, id: bigint): Promise<ProductRow | undefined> {
-  return (await execute(db, productById(db, id))).rows[0]
+  return await findProductSoon(db, id)
+}
+
+/** The product at once on SQLite, its promise on PostgreSQL (db/compiled.ts firstRowSoon). */
+export function findProductSoon (db: Executor, id: bigint): ProductRow | undefined | Promise<ProductRow | undefined> {
+  return firstRowSoon(db, productById(db, id))
 }
 
 const productForUpdate = precompiledLock(selectProduct)

@@ -15,7 +15,7 @@ import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
 import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
 import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules } from './product.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
-import { findProductById, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
+import { findProductById, findProductSoon, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
 import { toProduct } from './product.representation.js'
 import { Product, ProductCreateBody, ProductPatchBody, WRITABLE_MEMBERS, type ProductType } from './product.schemas.js'
 import type { ProductRow } from './product.table.js'
@@ -95,10 +95,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.fastReads.add(app, {
     route: `${app.prefix}/products/:id`,
     schema: Product,
-    read: async (id) => {
-      const row = await findProductById(db, id)
-      return row === undefined ? undefined : representation(row)
-    }
+    find: (id) => findProductSoon(db, id),
+    present: representation
   })
 
   app.patch('/products/:id', {
