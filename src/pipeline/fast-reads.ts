@@ -141,15 +141,17 @@ export class FastReads {
     if (app.drain.draining) return false
     const address = this.#clientAddress === undefined ? req.socket.remoteAddress : this.#clientAddress(req)
     if (address === undefined) return false
+    // Everything that could fail comes before the request is counted, so that a request handed to
+    // Fastify's path after all is counted there only.
+    const json = route.serialize(representation)
+    const etag = tagOf(json)
     const headers: Record<string, string | number> = {}
     if (app.rateLimiter !== undefined) {
       const fields = app.rateLimiter.countWithin(address)
       if (fields === undefined) return false
       Object.assign(headers, fields)
     }
-    const json = route.serialize(representation)
     const id = genReqId(req)
-    const etag = tagOf(json)
     headers.etag = etag
     // A current If-None-Match: 304 with the same fields and no body, as etag.ts answers it.
     const status = noneMatch(req.headers['if-none-match'], etag) ? 304 : 200

@@ -194,6 +194,20 @@ describe('fast reads and the parts of the request path they keep', () => {
     assert.equal(draining.app.fastReads.answered, 1)
   })
 
+  test('a database that fails: the read goes to Fastify\'s path, which answers 503 as for any request', { timeout: 30_000 }, async (t) => {
+    const failing = await buildTestApp()
+    t.after(failing.close)
+    const post = await createPostIn(failing)
+    assert.equal((await overWire(failing, `/v1/posts/${post}`)).statusCode, 200)
+    await failing.app.db.destroy()
+    for (const path of [`/v1/posts/${post}`, '/v1/products/1']) {
+      const res = await overWire(failing, path)
+      assertError({ ...res, json: () => JSON.parse(res.body) }, 503, 'SERVICE_UNAVAILABLE')
+      assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/)
+    }
+    assert.equal(failing.app.fastReads.answered, 1)
+  })
+
   test('with CORS configured, reads go through Fastify\'s path (its headers are the CORS plugin\'s)', async (t) => {
     const cors = await buildTestApp({ CORS_ORIGINS: 'https://app.example' })
     t.after(cors.close)
