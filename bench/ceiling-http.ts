@@ -1,4 +1,4 @@
-// The ceiling's features without Fastify (`npm run bench:ceiling`, its last rung): node:http
+// The ceiling's features without Fastify (`npm run bench:ceiling`, the rung before the service): node:http
 // answering GET /v1/posts/{id} and GET /v1/products/{id} with the floor's statements, the
 // service's representations and every feature of bench/ceiling.ts in its most direct form, so
 // that the ladder says what Fastify's request path costs once the features are on, and so what
