@@ -16,30 +16,18 @@
 //   nosniff   X-Content-Type-Options on every answer
 //
 //   CEILING_DATABASE_URL=file:…   CEILING_PORT=…   node --import tsx bench/ceiling-http.ts
-import { hash } from 'node:crypto'
 import { hostname } from 'node:os'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import Sqlite from 'better-sqlite3'
 import fastJson from 'fast-json-stringify'
 import pino from 'pino'
 import { clientKey } from '../src/http/client-address.js'
 import { FixedWindows } from '../src/pipeline/rate-limit.js'
 import { genReqId } from '../src/pipeline/request-id.js'
 import { RequestMetrics } from '../src/service/request-metrics.js'
-import { POST_BY_ID, PRODUCT_BY_ID } from './floor-sqlite.js'
+import { POST_JSON, PRODUCT_JSON, readPost, readProduct, tagOf } from './ceiling-reads.js'
 
-const db = new Sqlite((process.env.CEILING_DATABASE_URL ?? '').slice('file:'.length))
-const postById = db.prepare(POST_BY_ID)
-const productById = db.prepare(PRODUCT_BY_ID)
-interface PostRow { id: number, title: string, content: string, author_id: number, author_name: string, views: number, created_at: string, updated_at: string }
-interface ProductRow { id: number, name: string, price: number, category: string, stock: number, on_sale: number, created_at: string, updated_at: string }
-// The representations and schemas of bench/ceiling.ts.
-const toPost = (r: PostRow) => ({ id: r.id, title: r.title, content: r.content, author: { id: r.author_id, name: r.author_name }, views: r.views, createdAt: r.created_at, updatedAt: r.updated_at })
-const toProduct = (r: ProductRow) => ({ id: r.id, name: r.name, price: r.price, category: r.category, stock: r.stock, onSale: r.on_sale === 1, createdAt: r.created_at, updatedAt: r.updated_at })
-const text = { type: 'string' } as const
-const integer = { type: 'integer' } as const
-const postJson = fastJson({ type: 'object', properties: { id: integer, title: text, content: text, author: { type: 'object', properties: { id: integer, name: text } }, views: integer, createdAt: text, updatedAt: text } })
-const productJson = fastJson({ type: 'object', properties: { id: integer, name: text, price: { type: 'number' }, category: text, stock: integer, onSale: { type: 'boolean' }, createdAt: text, updatedAt: text } })
+const postJson = fastJson(POST_JSON)
+const productJson = fastJson(PRODUCT_JSON)
 const ID = /^[1-9][0-9]{0,15}$/
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -88,7 +76,7 @@ function answer (req: IncomingMessage, res: ServerResponse, started: number, rou
 }
 
 function tagged (req: IncomingMessage, res: ServerResponse, started: number, route: string, json: string): void {
-  const etag = `"${hash('sha1', json, 'base64url')}"`
+  const etag = tagOf(json)
   if (req.headers['if-none-match'] === etag) answer(req, res, started, route, 304, '', { etag })
   else answer(req, res, started, route, 200, json, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(json), etag })
 }
@@ -99,15 +87,15 @@ const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, co
   if (req.method === 'GET' && url.startsWith('/v1/posts/')) {
     const id = url.slice('/v1/posts/'.length)
     if (!ID.test(id)) { answer(req, res, started, '/v1/posts/:id', 400, '{}', {}); return }
-    const row = postById.get(Number(id)) as PostRow | undefined
-    if (row === undefined) { answer(req, res, started, '/v1/posts/:id', 404, '{"code":"POST_NOT_FOUND"}', {}); return }
-    tagged(req, res, started, '/v1/posts/:id', postJson(toPost(row)))
+    const post = readPost(Number(id))
+    if (post === undefined) { answer(req, res, started, '/v1/posts/:id', 404, '{"code":"POST_NOT_FOUND"}', {}); return }
+    tagged(req, res, started, '/v1/posts/:id', postJson(post))
   } else if (req.method === 'GET' && url.startsWith('/v1/products/')) {
     const id = url.slice('/v1/products/'.length)
     if (!ID.test(id)) { answer(req, res, started, '/v1/products/:id', 400, '{}', {}); return }
-    const row = productById.get(Number(id)) as ProductRow | undefined
-    if (row === undefined) { answer(req, res, started, '/v1/products/:id', 404, '{"code":"PRODUCT_NOT_FOUND"}', {}); return }
-    tagged(req, res, started, '/v1/products/:id', productJson(toProduct(row)))
+    const product = readProduct(Number(id))
+    if (product === undefined) { answer(req, res, started, '/v1/products/:id', 404, '{"code":"PRODUCT_NOT_FOUND"}', {}); return }
+    tagged(req, res, started, '/v1/products/:id', productJson(product))
   } else if (url === '/health/ready') {
     res.writeHead(200, { 'content-type': JSON_TYPE })
     res.end('{"status":"ok"}')

@@ -18,8 +18,6 @@
 //   nosniff   X-Content-Type-Options on every answer
 //
 //   CEILING_DATABASE_URL=file:…   CEILING_FEATURES=log,id,…   CEILING_PORT=…   node --import tsx bench/ceiling.ts
-import { hash } from 'node:crypto'
-import Sqlite from 'better-sqlite3'
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { clientKey } from '../src/http/client-address.js'
 import { FixedWindows } from '../src/pipeline/rate-limit.js'
@@ -27,24 +25,11 @@ import { genReqId } from '../src/pipeline/request-id.js'
 import { lazyChildLogger } from '../src/pipeline/lazy-logger.js'
 import { RequestLog } from '../src/pipeline/request-log.js'
 import { RequestMetrics } from '../src/service/request-metrics.js'
-import { POST_BY_ID, PRODUCT_BY_ID } from './floor-sqlite.js'
+import { POST_JSON, PRODUCT_JSON, readPost, readProduct, tagOf } from './ceiling-reads.js'
 
 export const FEATURES = ['log', 'id', 'tag', 'metrics', 'limit', 'validate', 'nosniff'] as const
 const on = new Set((process.env.CEILING_FEATURES ?? '').split(',').filter(Boolean))
 for (const name of on) if (!(FEATURES as readonly string[]).includes(name)) throw new Error(`unknown ceiling feature ${name}`)
-
-// SQLite only, as bench/ceiling-run.ts runs it: reads need none of the floor's write settings.
-const db = new Sqlite((process.env.CEILING_DATABASE_URL ?? '').slice('file:'.length))
-const postById = db.prepare(POST_BY_ID)
-const productById = db.prepare(PRODUCT_BY_ID)
-interface PostRow { id: number, title: string, content: string, author_id: number, author_name: string, views: number, created_at: string, updated_at: string }
-interface ProductRow { id: number, name: string, price: number, category: string, stock: number, on_sale: number, created_at: string, updated_at: string }
-// The service's representations (src/posts/post.representation.ts, src/products/product.representation.ts);
-// SQLite keeps times as the ISO text they are sent as.
-const toPost = (r: PostRow) => ({ id: r.id, title: r.title, content: r.content, author: { id: r.author_id, name: r.author_name }, views: r.views, createdAt: r.created_at, updatedAt: r.updated_at })
-const toProduct = (r: ProductRow) => ({ id: r.id, name: r.name, price: r.price, category: r.category, stock: r.stock, onSale: r.on_sale === 1, createdAt: r.created_at, updatedAt: r.updated_at })
-// The service's tag (src/http/etag.ts): SHA-1 of the bytes sent, base64url.
-const tagOf = (json: string) => `"${hash('sha1', json, 'base64url')}"`
 
 const options: FastifyServerOptions = on.has('log')
   ? { logger: { level: 'info', redact: ['req.headers.authorization', 'req.headers.cookie'] }, logController: new RequestLog(), childLoggerFactory: lazyChildLogger }
@@ -92,11 +77,6 @@ if (on.has('metrics')) {
   })
 }
 
-const text = { type: 'string' } as const
-const integer = { type: 'integer' } as const
-const postJson = { type: 'object', properties: { id: integer, title: text, content: text, author: { type: 'object', properties: { id: integer, name: text } }, views: integer, createdAt: text, updatedAt: text } }
-const productJson = { type: 'object', properties: { id: integer, name: text, price: { type: 'number' }, category: text, stock: integer, onSale: { type: 'boolean' }, createdAt: text, updatedAt: text } }
-
 // Serialised by the serializer Fastify compiles from the schema (once per schema object and route), as the service does.
 function send (request: FastifyRequest, reply: FastifyReply, body: object, schema: Record<string, unknown>): FastifyReply {
   reply.type('application/json; charset=utf-8')
@@ -113,14 +93,14 @@ const byId = on.has('validate')
 type ById = FastifyRequest<{ Params: { id: string } }>
 
 app.get('/v1/posts/:id', byId, async (request: ById, reply) => {
-  const row = postById.get(Number(request.params.id)) as PostRow | undefined
-  if (row === undefined) return await reply.code(404).send({ code: 'POST_NOT_FOUND' })
-  return send(request, reply, toPost(row), postJson)
+  const post = readPost(Number(request.params.id))
+  if (post === undefined) return await reply.code(404).send({ code: 'POST_NOT_FOUND' })
+  return send(request, reply, post, POST_JSON)
 })
 app.get('/v1/products/:id', byId, async (request: ById, reply) => {
-  const row = productById.get(Number(request.params.id)) as ProductRow | undefined
-  if (row === undefined) return await reply.code(404).send({ code: 'PRODUCT_NOT_FOUND' })
-  return send(request, reply, toProduct(row), productJson)
+  const product = readProduct(Number(request.params.id))
+  if (product === undefined) return await reply.code(404).send({ code: 'PRODUCT_NOT_FOUND' })
+  return send(request, reply, product, PRODUCT_JSON)
 })
 app.get('/health/ready', (_request, reply) => reply.send({ status: 'ok' }))
 
