@@ -40,6 +40,19 @@ export default tseslint.config(
     }
   },
   {
+    // The service formats and orders text without ICU: the first locale-sensitive call pages in
+    // ICU's data from the node binary, 3 to 8 MiB of resident memory that the process keeps
+    // (docs/PERFORMANCE.md, Memory). The browser console (console/) is not the service.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': ['error',
+        ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'localeCompare', 'toLocaleUpperCase', 'toLocaleLowerCase'].map((property) => ({
+          property, message: 'Locale-sensitive: it loads ICU data into the service (several MiB resident). Format or compare by code unit.'
+        }))],
+      'no-restricted-globals': ['error', { name: 'Intl', message: 'Locale-sensitive: it loads ICU data into the service (several MiB resident).' }]
+    }
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } }
   }

@@ -1,9 +1,13 @@
 import { once } from 'node:events'
 import { createWriteStream } from 'node:fs'
 import type { Readable } from 'node:stream'
-import busboy from 'busboy'
+import type busboy from 'busboy'
 import type { FastifyRequest } from 'fastify'
 import { ApiError, validationError } from '../http/errors.js'
+import { lazyRequire } from '../lazy-require.js'
+
+// Required at the first multipart upload, not at start (docs/PERFORMANCE.md, Memory).
+const multipart = lazyRequire<typeof busboy>('busboy')
 
 // An upload's body, written to a file as it arrives: JavaScript holds one piece of it at a time
 // (the socket's chunks, 64 KiB at most), whatever its size. Two forms are taken (docs/files.md):
@@ -86,7 +90,7 @@ export async function receiveUpload (request: FastifyRequest, body: Readable, pa
     let parser: busboy.Busboy
     try {
       // Limits of busboy's own: one file, no field (each past its limit is an event below); the file's size is ours (copyBounded).
-      parser = busboy({ headers: request.headers as busboy.BusboyConfig['headers'], limits: { files: 1, fields: 0, fieldNameSize: 100, headerPairs: 20 } })
+      parser = multipart()({ headers: request.headers as busboy.BusboyConfig['headers'], limits: { files: 1, fields: 0, fieldNameSize: 100, headerPairs: 20 } })
     } catch {
       reject(validationError([{ field: 'file', message: 'is not a multipart/form-data body with a boundary' }]))
       return

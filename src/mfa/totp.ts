@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import * as OTPAuth from 'otpauth'
+import type * as OTPAuth from 'otpauth'
+import { lazyRequire } from '../lazy-require.js'
 
 // TOTP (RFC 6238) through otpauth: SHA-1, six digits, 30-second steps, the parameters every
 // authenticator app reads from an otpauth:// URI. The glue here only fixes them, and turns the
 // library's "delta" into the absolute step a code was for, so that a code is accepted once.
+
+// Required at the first enrolment or code, not at start (docs/PERFORMANCE.md, Memory).
+const otpauth = lazyRequire<typeof OTPAuth>('otpauth')
 
 export const STEP_SECONDS = 30
 /** A code is good in its step and one step either side (clock drift between phone and server). */
@@ -16,7 +20,8 @@ export function newSecret (): Buffer {
 
 function totpOf (secret: Buffer, label = '', issuer = ''): OTPAuth.TOTP {
   const buffer = secret.buffer.slice(secret.byteOffset, secret.byteOffset + secret.byteLength)
-  return new OTPAuth.TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: STEP_SECONDS, secret: new OTPAuth.Secret({ buffer }) })
+  const { TOTP, Secret } = otpauth()
+  return new TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: STEP_SECONDS, secret: new Secret({ buffer }) })
 }
 
 export interface Enrolment {

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import * as client from 'openid-client'
+import type * as OpenidClient from 'openid-client'
 import type { OidcConfig, OidcProvider } from './oidc.config.js'
 
 // The relying party: every protocol step is openid-client's (discovery, PKCE S256, the code
@@ -7,6 +7,15 @@ import type { OidcConfig, OidcProvider } from './oidc.config.js'
 // This file keeps each provider's discovered configuration and says what a provider's failure
 // means to the client: the provider refused this sign-in (start again), or could not be used
 // just now (try again later).
+
+/**
+ * openid-client (with oauth4webapi and jose), imported at the first use of a provider rather than
+ * at start: a service with no provider configured, and every process until its first provider
+ * sign-in, does without it (docs/PERFORMANCE.md, Memory). Node's module registry keeps it after that.
+ */
+export async function openidClient (): Promise<typeof OpenidClient> {
+  return await import('openid-client')
+}
 
 /** Discovery is reused this long, then done again on the next use (keys rotate through the JWKS, which openid-client refetches itself). */
 const DISCOVERY_TTL_MS = 60 * 60 * 1000
@@ -43,7 +52,7 @@ const REFUSED_CODES = new Set(['OAUTH_JWT_CLAIM_COMPARISON_FAILED', 'OAUTH_JWT_T
 // temporarily_unavailable) is the provider's or the operator's, not the person's.
 const REFUSED_GRANT_ERRORS = new Set(['invalid_grant'])
 
-function isRefusal (error: unknown): boolean {
+function isRefusal (client: typeof OpenidClient, error: unknown): boolean {
   if (error instanceof client.ResponseBodyError) return REFUSED_GRANT_ERRORS.has(error.error)
   if (error instanceof client.ClientError) return error.code !== undefined && REFUSED_CODES.has(error.code)
   return false
@@ -60,7 +69,7 @@ export class IdentityProviders {
   readonly #providers: Map<string, OidcProvider>
   readonly #timeoutSeconds: number
   readonly #log: FastifyBaseLogger
-  readonly #discovered = new Map<string, { at: number, configuration: Promise<client.Configuration> }>()
+  readonly #discovered = new Map<string, { at: number, configuration: Promise<OpenidClient.Configuration> }>()
 
   constructor (config: OidcConfig, log: FastifyBaseLogger) {
     this.#providers = new Map(config.providers.map((p) => [p.id, p]))
@@ -76,7 +85,7 @@ export class IdentityProviders {
    * The provider's discovered configuration: fetched on first use, reused for an hour; a failed
    * discovery is not kept, so the next sign-in tries again.
    */
-  async configuration (provider: OidcProvider): Promise<client.Configuration> {
+  async configuration (provider: OidcProvider): Promise<OpenidClient.Configuration> {
     const cached = this.#discovered.get(provider.id)
     if (cached !== undefined && Date.now() - cached.at < DISCOVERY_TTL_MS) return await cached.configuration
     const configuration = this.#discover(provider)
@@ -86,8 +95,9 @@ export class IdentityProviders {
     return await configuration
   }
 
-  async #discover (provider: OidcProvider): Promise<client.Configuration> {
+  async #discover (provider: OidcProvider): Promise<OpenidClient.Configuration> {
     const insecure = new URL(provider.issuer).protocol === 'http:'
+    const client = await openidClient()
     try {
       // The secret goes with the code to the token endpoint (client_secret_basic or _post, as
       // the provider's metadata allows); it is never logged.
@@ -105,6 +115,7 @@ export class IdentityProviders {
   /** Where to send the person: the provider's authorization endpoint with this flow's PKCE challenge, state and nonce. */
   async authorizationUrl (provider: OidcProvider, flow: { redirectUri: string, codeVerifier: string, state: string, nonce: string }): Promise<URL> {
     const configuration = await this.configuration(provider)
+    const client = await openidClient()
     return client.buildAuthorizationUrl(configuration, {
       redirect_uri: flow.redirectUri,
       scope: SCOPES,
@@ -122,6 +133,7 @@ export class IdentityProviders {
    */
   async exchange (provider: OidcProvider, flow: { redirectUri: string, codeVerifier: string, nonce: string }, code: string, state: string): Promise<ProviderClaims> {
     const configuration = await this.configuration(provider)
+    const client = await openidClient()
     // The address the provider sent the person back to, as openid-client checks it. The client's
     // page passes on `code` and `state`; the issuer (RFC 9207's `iss`) is the one this flow was
     // begun with, since the flow, kept here, already binds the provider.
@@ -149,7 +161,7 @@ export class IdentityProviders {
       }
     } catch (error) {
       if (error instanceof ProviderRefused) throw error
-      if (isRefusal(error)) {
+      if (isRefusal(client, error)) {
         this.#log.warn({ provider: provider.id, err: error }, 'identity provider refused a sign-in')
         throw new ProviderRefused(provider.id, error)
       }

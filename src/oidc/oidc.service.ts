@@ -1,4 +1,3 @@
-import * as client from 'openid-client'
 import { actingAs } from '../events/actor.js'
 import type { Config } from '../config/config.js'
 import { isUniqueViolation } from '../db/errors.js'
@@ -14,7 +13,7 @@ import { findUserByEmail, findUserById, insertUser } from '../users/user.reposit
 import { toUserAccount } from '../users/user.representation.js'
 import type { UserRow } from '../users/user.table.js'
 import { findIdentity, insertIdentity, updateIdentityEmail } from './identity.repository.js'
-import { IdentityProviders, ProviderRefused, ProviderUnavailable, type ProviderClaims } from './identity-providers.js'
+import { IdentityProviders, openidClient, ProviderRefused, ProviderUnavailable, type ProviderClaims } from './identity-providers.js'
 import type { OidcProvider } from './oidc.config.js'
 import { claimFlow, insertFlow, releaseFlow, spendFlow } from './oidc-flow.repository.js'
 
@@ -61,6 +60,7 @@ export async function beginSignIn (db: Db, providers: IdentityProviders, provide
   if (!provider.redirectUris.includes(redirectUri)) {
     throw validationError([{ field: 'redirectUri', message: 'is not one of the redirect addresses configured for this provider' }])
   }
+  const client = await openidClient()
   const flow = { provider: provider.id, redirectUri, codeVerifier: client.randomPKCECodeVerifier(), state: client.randomState(), nonce: client.randomNonce() }
   const authorizationUrl = await providerStep(async () => await providers.authorizationUrl(provider, flow))
   const expiresAt = await write(db, async (trx) => await insertFlow(trx, flow))
