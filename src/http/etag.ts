@@ -40,12 +40,14 @@ function serialize (reply: FastifyReply, schema: TSchema, representation: unknow
 }
 
 /**
- * The serializer a reply's compileSerializationSchema gives for this named schema, for a read
- * answered before Fastify's request path (pipeline/fast-reads.ts): the app's own serializer
- * compiler (pipeline/serializers.ts) over the app's named schemas, so the bytes are the same.
+ * The serializer a route gives its answers by this schema (by reference when the schema is
+ * named, as a reply's compileSerializationSchema is given it; as it is when not, as a route's
+ * response schema is), for a read answered before Fastify's request path
+ * (pipeline/fast-reads.ts): the app's own serializer compiler (pipeline/serializers.ts) over the
+ * app's named schemas, so the bytes are the same.
  */
 export function serializerOf (app: FastifyInstance, schema: TSchema): (representation: unknown) => string {
-  return sharedSerializers(app.getSchemas())({ schema: reference(schema) })
+  return sharedSerializers(app.getSchemas())({ schema: schema.$id === undefined ? schema : reference(schema) })
 }
 
 export function tagOf (json: string): string {

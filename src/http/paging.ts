@@ -67,19 +67,25 @@ function jsonBytesAtMost (value: unknown): number {
   return bytes
 }
 
+/** A page of a list: its items, and the next page's cursor when more follow. */
+export interface Page<R> {
+  items: R[]
+  next?: string
+}
+
 /**
- * Given up to limit + 1 rows fetched in the list's order, returns the page's items (each row
- * turned into its representation by `present`) and sets the Link header when more rows follow:
- * past `limit`, or past PAGE_BYTES of JSON, whichever comes first. The next page's cursor is
- * `cursorOf` the last item's row and the row after it (by default the last id: lists newest first).
+ * Given up to limit + 1 rows fetched in the list's order, returns the page: its items (each row
+ * turned into its representation by `present`) and, when more rows follow (past `limit`, or past
+ * PAGE_BYTES of JSON, whichever comes first), the next page's cursor: `cursorOf` the last item's
+ * row and the row after it (by default the last id: lists newest first).
  *
  * The exact JSON size is needed only near the cap. Until an upper bound of the items' size
  * reaches it (every ordinary page: twenty posts of a few hundred characters are tens of
  * kilobytes at most), no item is serialised here; from then on the exact count decides, so the
  * page stops after the very item it would stop after if every item were measured.
  */
-export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number, present: (row: T) => R,
-  cursorOf: (row: T, next: T | undefined) => string = (row) => encodeCursor(row.id)): R[] {
+export function pageOf<T extends { id: bigint }, R> (rows: T[], limit: number, present: (row: T) => R,
+  cursorOf: (row: T, next: T | undefined) => string = (row) => encodeCursor(row.id)): Page<R> {
   const items: R[] = []
   let bound = 0
   let exact: number | undefined
@@ -97,11 +103,24 @@ export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest
       if (bound >= PAGE_BYTES) exact = items.reduce((sum: number, each) => sum + jsonBytes(each), 0)
     }
   }
-  if (more) {
-    const last = rows[items.length - 1]!
-    void reply.header('link', `<${nextPageUrl(request.url, cursorOf(last, rows[items.length]))}>; rel="next"`)
-  }
-  return items
+  return more ? { items, next: cursorOf(rows[items.length - 1]!, rows[items.length]) } : { items }
+}
+
+/** The page's items, the next page's Link header set on the reply when there is one. */
+export function answerPage<R> (request: FastifyRequest, reply: FastifyReply, page: Page<R>): R[] {
+  if (page.next !== undefined) void reply.header('link', nextPageLink(request.url, page.next))
+  return page.items
+}
+
+/** pageOf's page of these rows, answered (answerPage). */
+export function finishPage<T extends { id: bigint }, R> (request: FastifyRequest, reply: FastifyReply, rows: T[], limit: number, present: (row: T) => R,
+  cursorOf?: (row: T, next: T | undefined) => string): R[] {
+  return answerPage(request, reply, pageOf(rows, limit, present, cursorOf))
+}
+
+/** The Link header of the page after the one `url` asked for. */
+export function nextPageLink (url: string, cursor: string): string {
+  return `<${nextPageUrl(url, cursor)}>; rel="next"`
 }
 
 // A request URL whose path is plain segments and whose query holds nothing the URL parser would

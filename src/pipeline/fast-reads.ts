@@ -4,32 +4,35 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { noneMatch, serializerOf, tagOf } from '../http/etag.js'
+import { nextPageLink, type Page } from '../http/paging.js'
 import { trustForwardedFor } from './forwarded-for.js'
 import { genReqId } from './request-id.js'
 
-// The most common request of all, an anonymous GET of one post or product by its id, answered
-// before Fastify's request path: Fastify's request and reply objects, its hooks and its reply's
-// header and serialisation steps were most of the service's own cost on such a read, more than
-// the floor's whole work (node:http, the statement, JSON.stringify: docs/PERFORMANCE.md). Every
-// feature of the read stays on: the same representation serialised by the same compiled
-// serializer, its strong ETag and 304, the request id, the rate limit, `nosniff`, the request
-// metrics and the access line, the server's time limits.
+// The most common requests of all, an anonymous GET of one post or product by its id and of
+// a page of the posts or the products, answered before Fastify's request path: Fastify's request and reply
+// objects, its hooks and its reply's header and serialisation steps were most of the service's
+// own cost on such a read, more than the floor's whole work (node:http, the statement,
+// JSON.stringify: docs/PERFORMANCE.md). Every feature of the read stays on: the same
+// representation serialised by the same compiled serializer, a read's strong ETag and 304, a
+// list's next-page Link, the request id, the rate limit, `nosniff`, the request metrics and the
+// access line, the server's time limits.
 //
 // Only a request for which Fastify's path could do nothing more is taken: GET, the route's path
-// with a canonical id and no query, no request body, none of the headers that need a step of
-// the path (Authorization, Cookie, Origin), the service not draining, the client within its rate
-// limit, and a row found; never with CORS configured (its headers are the CORS plugin's) or with
-// the log at debug (which logs every arrival). Anything else (a 404, a 400, a 429, a HEAD, a
-// database error) goes to Fastify's path untouched, which answers it as it answers every
-// request: nothing is counted twice, since the rate limit is counted only once the fast answer is
-// certain. That a fast answer is the one Fastify's path gives, byte for byte and header for
-// header, access line and metrics included, is what test/pipeline/fast-reads.test.ts holds on
-// both databases.
+// with a canonical id and no query (a read), or with no query but a canonical `limit` (1 to 100)
+// and a `cursor` (a list); no request body, none of the headers that need a step of the path
+// (Authorization, Cookie, Origin), the service not draining, the client within its rate limit,
+// a row found (a read) or a cursor of this list (a list); never with CORS configured (its
+// headers are the CORS plugin's) or with the log at debug (which logs every arrival). Anything
+// else (a 404, a 400, a 429, a HEAD, a cursor of another list, a database error) goes to
+// Fastify's path untouched, which answers it as it answers every request: nothing is counted
+// twice, since the rate limit is counted only once the fast answer is certain. That a fast
+// answer is the one Fastify's path gives, byte for byte and header for header, access line and
+// metrics included, is what test/pipeline/fast-reads.test.ts holds on both databases.
 
 /**
- * One route answered here: `route` is Fastify's pattern (`/v1/posts/:id`); `find` the id's row,
- * at once where the database answers at once (SQLite: no promise between the statement and the
- * answer), else its promise; `present` the row's representation, by the named `schema`.
+ * A read by id answered here: `route` is Fastify's pattern (`/v1/posts/:id`); `find` the id's
+ * row, at once where the database answers at once (SQLite: no promise between the statement and
+ * the answer), else its promise; `present` the row's representation, by the named `schema`.
  */
 export interface FastRead<Row> {
   route: string
@@ -38,8 +41,34 @@ export interface FastRead<Row> {
   present: (row: Row) => unknown
 }
 
-interface Registered { route: string, prefix: string, find: FastRead<unknown>['find'], present: FastRead<unknown>['present'], serialize: (value: unknown) => string }
-interface Pending { app: FastifyInstance, read: FastRead<unknown> }
+/**
+ * A list answered here when asked for with `limit` and `cursor` only: `route` is its path
+ * (`/v1/posts`), `schema` its body's, `page` the route's own reading of the page (a query as
+ * Fastify's validation leaves it); a page that fails (a cursor of another list) is the route's to answer.
+ */
+export interface FastList<Item> {
+  route: string
+  schema: TSchema
+  page: (query: ListQuery) => Promise<Page<Item>>
+}
+
+/** The query a list is taken with: nothing but these two, each at most once. */
+export interface ListQuery { limit?: number, cursor?: string }
+
+/** What a route answers, found: the body, and the next page's Link for a list. */
+interface Found { body: unknown, link?: string }
+
+interface Registered {
+  route: string
+  serialize: (value: unknown) => string
+  /** Whether the answer carries the body's ETag (and a current If-None-Match gets a 304): a read, not a list. */
+  tagged: boolean
+  /** The request's argument when its URL is one this route takes here, else undefined. */
+  match: (url: string) => unknown
+  /** The answer, or undefined (no such row) for Fastify's path to answer; at once or its promise. */
+  read: (argument: unknown, url: string) => Found | undefined | Promise<Found | undefined>
+}
+interface Pending { app: FastifyInstance, schema: TSchema, route: Omit<Registered, 'serialize'> }
 
 /** What the routes register (app.fastReads) and what the server factory answers with. */
 export class FastReads {
@@ -52,17 +81,49 @@ export class FastReads {
   /** Requests answered here since the process started (the tests' evidence that this path ran). */
   answered = 0
 
-  /** Answers the route's reads here once the app is ready; `app`: the route's own (its named schemas). */
-  add<Row> (app: FastifyInstance, read: FastRead<Row>): void {
-    this.#pending.push({ app, read: read as FastRead<unknown> })
+  /** Answers the route's reads by id here once the app is ready; `app`: the route's own (its named schemas). */
+  addRead<Row> (app: FastifyInstance, read: FastRead<Row>): void {
+    const prefix = read.route.slice(0, read.route.lastIndexOf(':'))
+    const found = (row: Row | undefined): Found | undefined => row === undefined ? undefined : { body: read.present(row) }
+    this.#pending.push({
+      app,
+      schema: read.schema,
+      route: {
+        route: read.route,
+        tagged: true,
+        match: (url) => {
+          if (!url.startsWith(prefix)) return undefined
+          const id = url.slice(prefix.length)
+          return CANONICAL_ID.test(id) ? BigInt(id) : undefined
+        },
+        read: (id) => {
+          const row = read.find(id as bigint)
+          return row instanceof Promise ? row.then(found) : found(row)
+        }
+      }
+    })
+  }
+
+  /** Answers the list's pages asked for with `limit` and `cursor` only here once the app is ready. */
+  addList<Item> (app: FastifyInstance, list: FastList<Item>): void {
+    this.#pending.push({
+      app,
+      schema: list.schema,
+      route: {
+        route: list.route,
+        tagged: false,
+        match: (url) => listQuery(url, list.route),
+        read: (query, url) => list.page(query as ListQuery).then((page) =>
+          page.next === undefined ? { body: page.items } : { body: page.items, link: nextPageLink(url, page.next) })
+      }
+    })
   }
 
   /** The app whose parts (drain, rate limit, access line, logger) the fast answers use, once it is ready. */
   attach (app: FastifyInstance, trustProxy: string[]): void {
     // Compiled now that every named schema is registered, by the app's own compiler.
-    for (const { app: context, read } of this.#pending.splice(0)) {
-      const prefix = read.route.slice(0, read.route.lastIndexOf(':'))
-      this.#routes.push({ route: read.route, prefix, find: read.find, present: read.present, serialize: serializerOf(context, read.schema) })
+    for (const { app: context, schema, route } of this.#pending.splice(0)) {
+      this.#routes.push({ ...route, serialize: serializerOf(context, schema) })
     }
     this.#app = app
     this.#on = app.log.level !== 'debug' && app.log.level !== 'trace' && app.config.corsOrigins.length === 0
@@ -80,32 +141,32 @@ export class FastReads {
   /** The server's request listener: a fast answer, or Fastify's. */
   handler (fastify: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
     return (req, res) => {
-      const found = this.#routeOf(req)
-      if (found === undefined) {
+      const route = this.#routeOf(req)
+      if (route === undefined) {
         fastify(req, res)
         return
       }
       const started = performance.now()
-      let row: unknown
+      let found: Found | undefined | Promise<Found | undefined>
       try {
-        row = found.route.find(found.id)
+        found = route.route.read(route.argument, req.url!)
       } catch {
         // The database failed: Fastify's path reads again and answers as it answers any failure.
         fastify(req, res)
         return
       }
-      if (row instanceof Promise) {
-        row.then((resolved: unknown) => { this.#settle(req, res, found.route, resolved, started, fastify) }, () => { fastify(req, res) })
+      if (found instanceof Promise) {
+        found.then((resolved) => { this.#settle(req, res, route.route, resolved, started, fastify) }, () => { fastify(req, res) })
       } else {
-        this.#settle(req, res, found.route, row, started, fastify)
+        this.#settle(req, res, route.route, found, started, fastify)
       }
     }
   }
 
-  /** The fast answer for the row found, or Fastify's path's when there is none or the request must go there after all. */
-  #settle (req: IncomingMessage, res: ServerResponse, route: Registered, row: unknown, started: number, fastify: (req: IncomingMessage, res: ServerResponse) => void): void {
+  /** The fast answer for what was found, or Fastify's path's when nothing was or the request must go there after all. */
+  #settle (req: IncomingMessage, res: ServerResponse, route: Registered, found: Found | undefined, started: number, fastify: (req: IncomingMessage, res: ServerResponse) => void): void {
     try {
-      if (row === undefined || !this.#answer(req, res, route, route.present(row), started)) fastify(req, res)
+      if (found === undefined || !this.#answer(req, res, route, found, started)) fastify(req, res)
     } catch (error) {
       // An answer that could not be made before anything was sent: Fastify's path answers it.
       if (!res.headersSent) {
@@ -117,8 +178,8 @@ export class FastReads {
     }
   }
 
-  /** The route and id of a request this path may answer, or undefined. */
-  #routeOf (req: IncomingMessage): { route: Registered, id: bigint } | undefined {
+  /** The route of a request this path may answer and the route's argument for it, or undefined. */
+  #routeOf (req: IncomingMessage): { route: Registered, argument: unknown } | undefined {
     const app = this.#app
     if (!this.#on || req.method !== 'GET' || app!.drain.draining) return undefined
     const headers = req.headers
@@ -127,15 +188,14 @@ export class FastReads {
       headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined
     const url = req.url ?? ''
     for (const route of this.#routes) {
-      if (!url.startsWith(route.prefix)) continue
-      const id = url.slice(route.prefix.length)
-      if (CANONICAL_ID.test(id)) return { route, id: BigInt(id) }
+      const argument = route.match(url)
+      if (argument !== undefined) return { route, argument }
     }
     return undefined
   }
 
   /** Sends the fast answer; false (nothing sent, nothing counted) when the request must go to Fastify after all. */
-  #answer (req: IncomingMessage, res: ServerResponse, route: Registered, representation: unknown, started: number): boolean {
+  #answer (req: IncomingMessage, res: ServerResponse, route: Registered, found: Found, started: number): boolean {
     const app = this.#app!
     // Draining may have begun while the row was read.
     if (app.drain.draining) return false
@@ -143,8 +203,8 @@ export class FastReads {
     if (address === undefined) return false
     // Everything that could fail comes before the request is counted, so that a request handed to
     // Fastify's path after all is counted there only.
-    const json = route.serialize(representation)
-    const etag = tagOf(json)
+    const json = route.serialize(found.body)
+    const etag = route.tagged ? tagOf(json) : undefined
     const headers: Record<string, string | number> = {}
     if (app.rateLimiter !== undefined) {
       const fields = app.rateLimiter.countWithin(address)
@@ -152,9 +212,10 @@ export class FastReads {
       Object.assign(headers, fields)
     }
     const id = genReqId(req)
-    headers.etag = etag
+    if (found.link !== undefined) headers.link = found.link
+    if (etag !== undefined) headers.etag = etag
     // A current If-None-Match: 304 with the same fields and no body, as etag.ts answers it.
-    const status = noneMatch(req.headers['if-none-match'], etag) ? 304 : 200
+    const status = etag !== undefined && noneMatch(req.headers['if-none-match'], etag) ? 304 : 200
     if (status === 200) headers['content-type'] = JSON_TYPE
     headers['x-request-id'] = id
     headers['x-content-type-options'] = 'nosniff'
@@ -173,6 +234,31 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 // Ids the route's schema accepts (1 to 2^63 − 1), written as the schema's pattern would write
 // them: up to 18 digits, all below 2^63. Longer ones go to Fastify's path and its validation.
 const CANONICAL_ID = /^[1-9][0-9]{0,17}$/
+// A list's query as its schema reads it and would not change: `limit` written as the schema's
+// integer 1 to 100 is written, a cursor's characters (base64url) within its maximum length.
+const LIST_PARAMETER = /^(?:limit=([1-9][0-9]?|100)|cursor=([A-Za-z0-9_-]{1,1200}))$/
+
+/** `limit` and `cursor` of a URL of the list at `path` asking for nothing else, each at most once; else undefined. */
+export function listQuery (url: string, path: string): ListQuery | undefined {
+  if (!url.startsWith(path)) return undefined
+  if (url.length === path.length) return {}
+  if (url[path.length] !== '?') return undefined
+  const query: ListQuery = {}
+  const pairs = url.slice(path.length + 1).split('&')
+  if (pairs.length > 2) return undefined
+  for (const pair of pairs) {
+    const parameter = LIST_PARAMETER.exec(pair)
+    if (parameter === null) return undefined
+    if (parameter[1] !== undefined) {
+      if (query.limit !== undefined) return undefined
+      query.limit = Number(parameter[1])
+    } else {
+      if (query.cursor !== undefined) return undefined
+      query.cursor = parameter[2]
+    }
+  }
+  return query
+}
 
 /**
  * Fastify's `serverFactory`: the HTTP server Fastify would make (its options and time limits),

@@ -12,9 +12,9 @@ import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { recordEvent } from '../events/event.repository.js'
 import { writeWithEvents } from '../events/recorded-write.js'
-import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
+import { answerPage, DEFAULT_LIMIT, pageOf, type Page } from '../http/paging.js'
 import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
-import { POST_ORDERS, PostListQuery, postListing, postQueryRules } from './post.listing.js'
+import { POST_ORDERS, PostListQuery, postListing, postQueryRules, type PostListQueryType } from './post.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, findPostSoon, insertPost, listPosts, updatePost } from './post.repository.js'
 import type { PostWithAuthor } from './post.table.js'
@@ -33,6 +33,16 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
   const base = app.config.publicUrl
   const representation = (row: PostWithAuthor): ReturnType<typeof toPost> => toPost(row, base)
+
+  /** The page of the list a valid query asks for; a cursor of another list is refused here (400 CURSOR_MISMATCH). */
+  async function postsPage (query: PostListQueryType): Promise<Page<ReturnType<typeof toPost>>> {
+    const listing = postListing(query)
+    const order = POST_ORDERS[listing.sort]
+    const position = pagePosition(query.cursor, listing.fingerprint, order.readKey)
+    const limit = query.limit ?? DEFAULT_LIMIT
+    const rows = await listPosts(db, dialect, listing, limit + 1, position)
+    return pageOf(rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
+  }
 
   /** PUT, PATCH and DELETE of a post: the row locked, 404, then the author only, then If-Match. */
   const guardOf = (request: FastifyRequest, id: bigint) => ({
@@ -74,14 +84,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         ...errorResponses('VALIDATION_ERROR', 'CURSOR_MISMATCH')
       }
     }
-  }, async (request, reply) => {
-    const listing = postListing(request.query)
-    const order = POST_ORDERS[listing.sort]
-    const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
-    const limit = request.query.limit ?? DEFAULT_LIMIT
-    const rows = await listPosts(db, dialect, listing, limit + 1, position)
-    return finishPage(request, reply, rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
-  })
+  }, async (request, reply) => answerPage(request, reply, await postsPage(request.query)))
+  // The pages asked for with `limit` and `cursor` only, answered before Fastify's request path (pipeline/fast-reads.ts).
+  app.fastReads.addList(app, { route: `${app.prefix}/posts`, schema: PostList, page: postsPage })
 
   app.get('/posts/:id', {
     schema: {
@@ -104,7 +109,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await sendTagged(request, reply, Post, representation(post))
   })
   // The same read, answered before Fastify's request path when nothing else is asked (pipeline/fast-reads.ts).
-  app.fastReads.add(app, {
+  app.fastReads.addRead(app, {
     route: `${app.prefix}/posts/:id`,
     schema: Post,
     find: (id) => findPostSoon(db, id),

@@ -11,9 +11,9 @@ import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { write } from '../db/write.js'
 import { recordEvent } from '../events/event.repository.js'
-import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
+import { answerPage, DEFAULT_LIMIT, pageOf, type Page } from '../http/paging.js'
 import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
-import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules } from './product.listing.js'
+import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules, type ProductListQueryType } from './product.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, findProductSoon, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
 import { toProduct } from './product.representation.js'
@@ -25,6 +25,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, dialect } = app
   const base = app.config.publicUrl
   const representation = (row: ProductRow): ProductType => toProduct(row, base)
+  const ProductList = Type.Array(ref(Product), { maxItems: 100 })
+
+  /** The page of the list a valid query asks for; a cursor of another list is refused here (400 CURSOR_MISMATCH). */
+  async function productsPage (query: ProductListQueryType): Promise<Page<ProductType>> {
+    const listing = productListing(query)
+    const order = PRODUCT_ORDERS[listing.sort]
+    const position = pagePosition(query.cursor, listing.fingerprint, order.readKey)
+    const limit = query.limit ?? DEFAULT_LIMIT
+    const rows = await listProducts(db, dialect, listing, limit + 1, position)
+    return pageOf(rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
+  }
 
   app.post('/products', {
     onRequest: authenticate,
@@ -62,18 +73,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       security: [],
       querystring: ProductListQuery,
       response: {
-        200: success(Type.Array(ref(Product), { maxItems: 100 }), { description: 'A page of products.', headers: LINK_HEADER, example: Product.examples }),
+        200: success(ProductList, { description: 'A page of products.', headers: LINK_HEADER, example: Product.examples }),
         ...errorResponses('VALIDATION_ERROR', 'CURSOR_MISMATCH')
       }
     }
-  }, async (request, reply) => {
-    const listing = productListing(request.query)
-    const order = PRODUCT_ORDERS[listing.sort]
-    const position = pagePosition(request.query.cursor, listing.fingerprint, order.readKey)
-    const limit = request.query.limit ?? DEFAULT_LIMIT
-    const rows = await listProducts(db, dialect, listing, limit + 1, position)
-    return finishPage(request, reply, rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
-  })
+  }, async (request, reply) => answerPage(request, reply, await productsPage(request.query)))
+  // The pages asked for with `limit` and `cursor` only, answered before Fastify's request path (pipeline/fast-reads.ts).
+  app.fastReads.addList(app, { route: `${app.prefix}/products`, schema: ProductList, page: productsPage })
 
   app.get('/products/:id', {
     schema: {
@@ -92,7 +98,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await sendTagged(request, reply, Product, representation(row))
   })
   // The same read, answered before Fastify's request path when nothing else is asked (pipeline/fast-reads.ts).
-  app.fastReads.add(app, {
+  app.fastReads.addRead(app, {
     route: `${app.prefix}/products/:id`,
     schema: Product,
     find: (id) => findProductSoon(db, id),

@@ -3,10 +3,12 @@ import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { Agent, request } from 'undici'
+import { listQuery } from '../../src/pipeline/fast-reads.js'
 import type { RequestMetrics } from '../../src/service/request-metrics.js'
 import { assertError, buildTestApp, createAdmin, createUser, type TestApp } from '../helper.js'
 
-// An anonymous GET of a post or a product by id is answered before Fastify's request path
+// An anonymous GET of a post or a product by id, and of a page of the posts or the products asked
+// for with `limit` and `cursor` only, is answered before Fastify's request path
 // (pipeline/fast-reads.ts). Over real HTTP, each such answer must be the one Fastify's path gives
 // the same request (app.inject goes through Fastify's path only): the same status, body and
 // headers (the date, the connection's and the rate limit's count apart), the same access line,
@@ -28,6 +30,11 @@ const admin = await createAdmin(app)
 const createdProduct = await app.inject({ method: 'POST', url: '/v1/products', headers: admin.auth, payload: { name: 'A lamp', price: 1999, category: 'HOME', stock: 3 } })
 assert.equal(createdProduct.statusCode, 201, createdProduct.body)
 const productId = createdProduct.json().id as number
+// Pages of more than one item, and a next page, for the lists.
+for (const title of ['Second', 'Third']) {
+  assert.equal((await app.inject({ method: 'POST', url: '/v1/posts', headers: user.auth, payload: { title, content: `The ${title.toLowerCase()} post.` } })).statusCode, 201)
+}
+assert.equal((await app.inject({ method: 'POST', url: '/v1/products', headers: admin.auth, payload: { name: 'A chair', price: 4999, category: 'HOME', stock: 0, onSale: false } })).statusCode, 201)
 
 interface WireAnswer { statusCode: number, headers: Record<string, string | string[] | undefined>, body: string }
 
@@ -87,24 +94,116 @@ describe('fast reads', () => {
     }
   })
 
-  test('the same access line and the same metrics as on Fastify\'s path', async () => {
-    const metrics = app.accessLog.metrics as RequestMetrics
-    const series = 'http_requests_total{method="GET",route="/v1/posts/:id",status_code="200"}'
-    const counted = (): number => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(metrics.exposition())?.[1] ?? 0)
-    const before = counted()
-    const { fast, id } = await both(`/v1/posts/${postId}`)
-    assert.equal(fast, true)
-    assert.equal(counted(), before + 2)
-    app.accessLog.flush()
-    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === id)
-    assert.equal(logged.length, 2, 'one line per answer')
-    const [viaFastify, wire] = logged.map(({ time, responseTime, ...rest }) => {
-      assert.equal(typeof time, 'number')
-      assert.equal(typeof responseTime, 'number')
-      return rest
+  for (const [path, route] of [[`/v1/posts/${postId}`, '/v1/posts/:id'], ['/v1/posts?limit=2', '/v1/posts']] as const) {
+    test(`the same access line and the same metrics as on Fastify's path: ${route}`, async () => {
+      const metrics = app.accessLog.metrics as RequestMetrics
+      const series = `http_requests_total{method="GET",route="${route}",status_code="200"}`
+      const counted = (): number => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(metrics.exposition())?.[1] ?? 0)
+      const before = counted()
+      const { fast, id } = await both(path)
+      assert.equal(fast, true)
+      assert.equal(counted(), before + 2)
+      app.accessLog.flush()
+      const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === id)
+      assert.equal(logged.length, 2, 'one line per answer')
+      const [viaFastify, wire] = logged.map(({ time, responseTime, ...rest }) => {
+        assert.equal(typeof time, 'number')
+        assert.equal(typeof responseTime, 'number')
+        return rest
+      })
+      assert.deepEqual(wire, viaFastify)
+      assert.deepEqual(Object.keys(wire!), ['level', 'pid', 'hostname', 'reqId', 'method', 'url', 'route', 'statusCode', 'remoteAddress', 'msg'])
     })
-    assert.deepEqual(wire, viaFastify)
-    assert.deepEqual(Object.keys(wire!), ['level', 'pid', 'hostname', 'reqId', 'method', 'url', 'route', 'statusCode', 'remoteAddress', 'msg'])
+  }
+
+  test('a page of the posts or the products: the answer Fastify\'s path gives, the next page\'s Link included', async () => {
+    for (const list of ['/v1/posts', '/v1/products']) {
+      const first = await both(`${list}?limit=1`)
+      assert.equal(first.fast, true, `${list}?limit=1 was answered on the fast path`)
+      assertSameAnswer(first.viaFastify, first.wire)
+      assert.equal(JSON.parse(first.wire.body).length, 1)
+      const next = /^<([^>]+)>; rel="next"$/.exec(String(first.wire.headers.link))?.[1] ?? ''
+      assert.ok(next.startsWith(`${list}?limit=1&cursor=`), `a next page: ${String(first.wire.headers.link)}`)
+      const cursor = next.slice(next.indexOf('cursor='))
+      for (const path of [next, `${list}?${cursor}&limit=1`, `${list}?${cursor}`, list, `${list}?limit=100`, `${list}?limit=2`]) {
+        const { viaFastify, wire, fast } = await both(path)
+        assert.equal(fast, true, `${path} was answered on the fast path`)
+        assert.equal(wire.statusCode, 200, path)
+        assertSameAnswer(viaFastify, wire)
+        assert.equal(wire.headers.etag, undefined)
+        assert.equal(wire.headers['x-content-type-options'], 'nosniff')
+      }
+      // The last page: no Link.
+      const all = await both(`${list}?limit=100`)
+      assert.equal(all.wire.headers.link, undefined)
+      assert.ok(JSON.parse(all.wire.body).length >= 2)
+    }
+  })
+
+  test('a list\'s requests the fast path does not take reach Fastify\'s path and get its answer', async () => {
+    const cursorOf = async (path: string): Promise<string> => {
+      const next = /<([^>]+)>/.exec(String((await overWire(undefined, path)).headers.link))![1]!
+      return next.slice(next.indexOf('cursor=') + 'cursor='.length)
+    }
+    const postsCursor = await cursorOf('/v1/posts?limit=1')
+    // Cursors of the same lists in another order: the plain list refuses them (CURSOR_MISMATCH).
+    const byViews = await cursorOf('/v1/posts?sort=-views&limit=1')
+    const byPrice = await cursorOf('/v1/products?sort=price&limit=1')
+    const cases: Array<[string, string, Record<string, string>?, ('GET' | 'HEAD')?]> = [
+      ['limit 0', '/v1/posts?limit=0'],
+      ['limit 101', '/v1/posts?limit=101'],
+      ['a leading zero', '/v1/posts?limit=020'],
+      ['limit twice', '/v1/posts?limit=2&limit=3'],
+      ['cursor twice', `/v1/posts?cursor=${postsCursor}&cursor=${postsCursor}`],
+      ['a cursor not of this service', '/v1/posts?cursor=bad'],
+      ['a cursor of another order', `/v1/posts?cursor=${byViews}`],
+      ['a cursor of another order (products)', `/v1/products?limit=1&cursor=${byPrice}`],
+      ['a cursor of another sort', `/v1/posts?sort=-views&cursor=${postsCursor}`],
+      ['a sort', '/v1/posts?sort=-views'],
+      ['a filter', `/v1/posts?authorId=${user.id}`],
+      ['a filter of products', '/v1/products?category=HOME'],
+      ['a search', '/v1/posts?q=second'],
+      ['an unknown parameter', '/v1/posts?expand=author'],
+      ['a trailing &', '/v1/posts?limit=2&'],
+      ['a name in capitals', '/v1/posts?LIMIT=2'],
+      ['a percent-encoded digit', '/v1/posts?limit=2%30'],
+      ['a trailing slash', '/v1/posts/'],
+      ['a credential', '/v1/posts?limit=2', { authorization: 'Bearer not-a-token' }],
+      ['a session of a user', '/v1/posts', user.auth],
+      ['a cookie', '/v1/posts', { cookie: 'a=b' }],
+      ['an Origin', '/v1/posts', { origin: 'https://elsewhere.example' }],
+      ['HEAD', '/v1/posts', {}, 'HEAD']
+    ]
+    for (const [what, path, headers, method] of cases) {
+      const { viaFastify, wire, fast } = await both(path, headers, method)
+      assert.equal(fast, false, `${what}: not on the fast path`)
+      assert.equal(wire.statusCode, viaFastify.statusCode, what)
+      assert.equal(wire.body, viaFastify.body, what)
+      assert.deepEqual(comparable(wire.headers), comparable(viaFastify.headers), what)
+    }
+    // What a client cannot send through undici (it drops an empty query), read as the server would.
+    for (const url of ['/v1/posts?', '/v1/posts?&', '/v1/posts?limit=2&&', '/v1/posts?limit=2&cursor=a&limit=3']) assert.equal(listQuery(url, '/v1/posts'), undefined, url)
+    assert.deepEqual(listQuery('/v1/posts?cursor=a_-B&limit=100', '/v1/posts'), { cursor: 'a_-B', limit: 100 })
+    const mismatch = await overWire(undefined, `/v1/posts?cursor=${byViews}`, { 'x-request-id': 'cursor-mismatch' })
+    assertError({ ...mismatch, json: () => JSON.parse(mismatch.body) }, 400, 'CURSOR_MISMATCH')
+    const bad = await overWire(undefined, '/v1/posts?cursor=bad', { 'x-request-id': 'bad-cursor' })
+    assertError({ ...bad, json: () => JSON.parse(bad.body) }, 400, 'VALIDATION_ERROR', ['cursor'])
+    const twice = await overWire(undefined, '/v1/posts?limit=2&limit=3', { 'x-request-id': 'limit-twice' })
+    assertError({ ...twice, json: () => JSON.parse(twice.body) }, 400, 'VALIDATION_ERROR', ['limit'])
+  })
+
+  test('any query of the two lists: the same status, body and Link over the wire as through Fastify\'s path', { timeout: 60_000 }, async () => {
+    const query = fc.oneof(
+      fc.constantFrom('', '?limit=1', '?limit=100', '?cursor=', '?limit=1&cursor='),
+      fc.stringMatching(/^\?(limit|cursor|sort|q)=[0-9a-z_-]{0,8}(&(limit|cursor)=[0-9A-Za-z_-]{0,8})?$/),
+      fc.stringMatching(/^[0-9a-z%./?=&_-]{0,14}$/)
+    )
+    await fc.assert(fc.asyncProperty(fc.constantFrom('/v1/posts', '/v1/products'), query, async (list, rest) => {
+      const { viaFastify, wire } = await both(`${list}${rest}`)
+      assert.equal(wire.statusCode, viaFastify.statusCode)
+      assert.equal(wire.body, viaFastify.body)
+      assert.equal(wire.headers.link, viaFastify.headers.link)
+    }), { numRuns: 150 })
   })
 
   test('requests the fast path does not take reach Fastify\'s path and get its answer', async () => {
@@ -200,7 +299,7 @@ describe('fast reads and the parts of the request path they keep', () => {
     const post = await createPostIn(failing)
     assert.equal((await overWire(failing, `/v1/posts/${post}`)).statusCode, 200)
     await failing.app.db.destroy()
-    for (const path of [`/v1/posts/${post}`, '/v1/products/1']) {
+    for (const path of [`/v1/posts/${post}`, '/v1/products/1', '/v1/posts?limit=2', '/v1/products']) {
       const res = await overWire(failing, path)
       assertError({ ...res, json: () => JSON.parse(res.body) }, 503, 'SERVICE_UNAVAILABLE')
       assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/)
