@@ -61,10 +61,20 @@ export async function execute<R> (executor: Executor, query: CompiledQuery<R>): 
  * pipeline/fast-reads.ts: about 5 µs of CPU a read); a promise of it on PostgreSQL.
  */
 export function firstRowSoon<R> (executor: Executor, query: CompiledQuery<R>): R | undefined | Promise<R | undefined> {
+  return soon(rowsSoon(executor, query), (rows) => rows[0])
+}
+
+/** The rows of a precompiled query: at once on SQLite, a promise of them on PostgreSQL (as firstRowSoon). */
+export function rowsSoon<R> (executor: Executor, query: CompiledQuery<R>): R[] | Promise<R[]> {
   const handle = handleOf(executor)
   const sqlite = handle === undefined ? undefined : sqliteHandleOf(handle)
-  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).run(query).rows[0]
-  return execute(executor, query).then((result) => result.rows[0])
+  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).run(query).rows
+  return execute(executor, query).then((result) => result.rows)
+}
+
+/** `then` of a value that may be at hand already: `next` of it at once, or of its promise when it is one. */
+export function soon<T, U> (value: T | Promise<T>, next: (value: T) => U | Promise<U>): U | Promise<U> {
+  return value instanceof Promise ? value.then(next) : next(value)
 }
 
 /**

@@ -38,9 +38,23 @@ export function pageAfter<DB, TB extends keyof DB, O> (
 
 /** Runs a page's queries in order until `limit` rows are in hand; those rows. */
 export async function readPage<Q, R> (queries: readonly Q[], limit: number, run: (query: Q) => Promise<R[]>): Promise<R[]> {
-  const rows: R[] = []
-  for (const query of queries) {
-    rows.push(...await run(query))
+  return await readPageSoon(queries, limit, run)
+}
+
+/**
+ * readPage for queries whose rows may be at hand at once (db/compiled.ts rowsSoon): the page at
+ * once when every query answered at once, else its promise.
+ */
+export function readPageSoon<Q, R> (queries: readonly Q[], limit: number, run: (query: Q) => R[] | Promise<R[]>, from = 0, rows: R[] = []): R[] | Promise<R[]> {
+  for (let i = from; i < queries.length; i++) {
+    const part = run(queries[i]!)
+    if (part instanceof Promise) {
+      return part.then((resolved) => {
+        rows.push(...resolved)
+        return rows.length >= limit ? rows.slice(0, limit) : readPageSoon(queries, limit, run, i + 1, rows)
+      })
+    }
+    rows.push(...part)
     if (rows.length >= limit) break
   }
   return rows.slice(0, limit)

@@ -85,18 +85,21 @@ function readSortedCursor (cursor: string): SortedCursor | undefined {
  * members left out.
  */
 export function listFingerprint (list: Record<string, string | number | boolean | readonly string[] | undefined>): string {
-  const canonical = JSON.stringify(Object.keys(list).sort().flatMap((name) => {
-    const value = list[name]
-    if (value === undefined) return []
-    return [[name, Array.isArray(value) ? [...new Set(value as string[])].sort() : value]]
-  }))
   // Most requests ask for a few lists (the first page of each sort, a handful of filters): each
-  // digest is kept, in a bounded map, so a page costs no hash. The oldest goes first.
-  let fingerprint = fingerprints.get(canonical)
+  // digest is kept, in a bounded map, so a page costs no hash. It is looked up by the list as
+  // given (JSON leaves undefined members out); a list given in another order or with its values
+  // in another order is a miss that finds the same digest.
+  const given = JSON.stringify(list)
+  let fingerprint = fingerprints.get(given)
   if (fingerprint === undefined) {
+    const canonical = JSON.stringify(Object.keys(list).sort().flatMap((name) => {
+      const value = list[name]
+      if (value === undefined) return []
+      return [[name, Array.isArray(value) ? [...new Set(value as string[])].sort() : value]]
+    }))
     fingerprint = hash('sha256', canonical, 'base64url').slice(0, 16)
     if (fingerprints.size >= FINGERPRINTS_KEPT) fingerprints.delete(fingerprints.keys().next().value!)
-    fingerprints.set(canonical, fingerprint)
+    fingerprints.set(given, fingerprint)
   }
   return fingerprint
 }

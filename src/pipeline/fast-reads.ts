@@ -3,6 +3,7 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { soon } from '../db/compiled.js'
 import { noneMatch, serializerOf, tagOf } from '../http/etag.js'
 import { nextPageLink, type Page } from '../http/paging.js'
 import { trustForwardedFor } from './forwarded-for.js'
@@ -44,12 +45,13 @@ export interface FastRead<Row> {
 /**
  * A list answered here when asked for with `limit` and `cursor` only: `route` is its path
  * (`/v1/posts`), `schema` its body's, `page` the route's own reading of the page (a query as
- * Fastify's validation leaves it); a page that fails (a cursor of another list) is the route's to answer.
+ * Fastify's validation leaves it), at once where the database answers at once, else its promise;
+ * a page that fails (a cursor of another list) is the route's to answer.
  */
 export interface FastList<Item> {
   route: string
   schema: TSchema
-  page: (query: ListQuery) => Promise<Page<Item>>
+  page: (query: ListQuery) => Page<Item> | Promise<Page<Item>>
 }
 
 /** The query a list is taken with: nothing but these two, each at most once. */
@@ -96,10 +98,7 @@ export class FastReads {
           const id = url.slice(prefix.length)
           return CANONICAL_ID.test(id) ? BigInt(id) : undefined
         },
-        read: (id) => {
-          const row = read.find(id as bigint)
-          return row instanceof Promise ? row.then(found) : found(row)
-        }
+        read: (id) => soon(read.find(id as bigint), found)
       }
     })
   }
@@ -113,7 +112,7 @@ export class FastReads {
         route: list.route,
         tagged: false,
         match: (url) => listQuery(url, list.route),
-        read: (query, url) => list.page(query as ListQuery).then((page) =>
+        read: (query, url) => soon(list.page(query as ListQuery), (page) =>
           page.next === undefined ? { body: page.items } : { body: page.items, link: nextPageLink(url, page.next) })
       }
     })

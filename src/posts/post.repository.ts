@@ -1,4 +1,4 @@
-import { execute, firstRowSoon, precompiled, writeStatement } from '../db/compiled.js'
+import { execute, firstRowSoon, precompiled, rowsSoon, writeStatement } from '../db/compiled.js'
 import type { Database, Db, Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
@@ -7,7 +7,7 @@ import type { PostRow, PostWithAuthor } from './post.table.js'
 import { sql, type CompiledQuery, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import type { PagePosition } from '../http/sorted-paging.js'
 import { boundsAfterCursor } from '../http/created-range.js'
-import { pageAfter, readPage } from '../db/keyset.js'
+import { pageAfter, readPage, readPageSoon } from '../db/keyset.js'
 import { fts5Query, tsQuery, tsQueryOnce } from '../search/search-terms.js'
 import { POST_ORDERS, readRelevanceKey, type PostListing, type PostOrderName, type RankedPostRow } from './post.listing.js'
 
@@ -145,19 +145,24 @@ function plainPage (dialect: DialectName, sort: PostOrderName, author: boolean, 
 }
 
 export async function listPosts (db: Executor, dialect: DialectName, listing: PostListing, limit: number, position: PagePosition<string | bigint> | undefined): Promise<RankedPostRow[]> {
+  return await listPostsSoon(db, dialect, listing, limit, position)
+}
+
+/** The page's rows: at once on SQLite for a list with no search and no time range (db/compiled.ts rowsSoon), else their promise. */
+export function listPostsSoon (db: Executor, dialect: DialectName, listing: PostListing, limit: number, position: PagePosition<string | bigint> | undefined): RankedPostRow[] | Promise<RankedPostRow[]> {
   if (listing.search !== undefined || listing.createdAfter !== undefined || listing.createdBefore !== undefined) {
     const queries = listPostsQueries(db, dialect, listing, limit, position)
-    return await readPage(queries, limit, async (query) => await query.execute() as RankedPostRow[])
+    return readPage(queries, limit, async (query) => await query.execute() as RankedPostRow[])
   }
   const args: unknown[] = [limit]
   if (listing.authorId !== undefined) args.push(listing.authorId)
   const tied = position?.tied === true
   const after = position === undefined ? 'no' : tied ? 'tied' : 'untied'
   const parts = dialect === 'sqlite' && tied ? [0, 1] : [0]
-  return await readPage(parts, limit, async (part) => {
+  return readPageSoon(parts, limit, (part) => {
     const page = plainPage(dialect, listing.sort, listing.authorId !== undefined, after, part)
     const cursor = position === undefined ? [] : usesId(dialect, tied, part) ? [position.key, position.id] : [position.key]
-    return (await execute(db, page(db, ...args, ...cursor))).rows
+    return rowsSoon(db, page(db, ...args, ...cursor))
   })
 }
 

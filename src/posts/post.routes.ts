@@ -5,6 +5,7 @@ import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
+import { soon } from '../db/compiled.js'
 import { nowIso } from '../db/types.js'
 import { authenticate, currentUser } from '../auth/authentication.js'
 import { ApiError } from '../http/errors.js'
@@ -16,7 +17,7 @@ import { answerPage, DEFAULT_LIMIT, pageOf, type Page } from '../http/paging.js'
 import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
 import { POST_ORDERS, PostListQuery, postListing, postQueryRules, type PostListQueryType } from './post.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
-import { countView, deletePost, findPost, findPostForUpdate, findPostSoon, insertPost, listPosts, updatePost } from './post.repository.js'
+import { countView, deletePost, findPost, findPostForUpdate, findPostSoon, insertPost, listPostsSoon, updatePost } from './post.repository.js'
 import type { PostWithAuthor } from './post.table.js'
 import { toPost } from './post.representation.js'
 import { Post, PostCreateBody, PostList, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
@@ -34,14 +35,18 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const base = app.config.publicUrl
   const representation = (row: PostWithAuthor): ReturnType<typeof toPost> => toPost(row, base)
 
-  /** The page of the list a valid query asks for; a cursor of another list is refused here (400 CURSOR_MISMATCH). */
-  async function postsPage (query: PostListQueryType): Promise<Page<ReturnType<typeof toPost>>> {
+  /**
+   * The page of the list a valid query asks for, at once where the database answers at once
+   * (post.repository.ts listPostsSoon), else its promise; a cursor of another list is refused
+   * here (400 CURSOR_MISMATCH).
+   */
+  function postsPage (query: PostListQueryType): Page<ReturnType<typeof toPost>> | Promise<Page<ReturnType<typeof toPost>>> {
     const listing = postListing(query)
     const order = POST_ORDERS[listing.sort]
     const position = pagePosition(query.cursor, listing.fingerprint, order.readKey)
     const limit = query.limit ?? DEFAULT_LIMIT
-    const rows = await listPosts(db, dialect, listing, limit + 1, position)
-    return pageOf(rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
+    const cursorOf = sortedCursorOf(listing.fingerprint, order.keyOf)
+    return soon(listPostsSoon(db, dialect, listing, limit + 1, position), (rows) => pageOf(rows, limit, representation, cursorOf))
   }
 
   /** PUT, PATCH and DELETE of a post: the row locked, 404, then the author only, then If-Match. */
