@@ -9,10 +9,10 @@ import { nextPageLink, type Page } from '../http/paging.js'
 import { trustForwardedFor } from './forwarded-for.js'
 import { genReqId } from './request-id.js'
 
-// The most common requests of all, an anonymous GET of one post or product by its id and of
-// a page of the posts or the products, answered before Fastify's request path: Fastify's request and reply
-// objects, its hooks and its reply's header and serialisation steps were most of the service's
-// own cost on such a read, more than the floor's whole work (node:http, the statement,
+// The most common requests of all, an anonymous GET of one post or product by its id and of a
+// page of the posts or the products, answered before Fastify's request path: Fastify's request
+// and reply objects, its hooks and its reply's header and serialisation steps were most of the
+// service's own cost on such a read, more than the floor's whole work (node:http, the statement,
 // JSON.stringify: docs/PERFORMANCE.md). Every feature of the read stays on: the same
 // representation serialised by the same compiled serializer, a read's strong ETag and 304, a
 // list's next-page Link, the request id, the rate limit, `nosniff`, the request metrics and the
