@@ -35,6 +35,7 @@ for (const title of ['Second', 'Third']) {
   assert.equal((await app.inject({ method: 'POST', url: '/v1/posts', headers: user.auth, payload: { title, content: `The ${title.toLowerCase()} post.` } })).statusCode, 201)
 }
 assert.equal((await app.inject({ method: 'POST', url: '/v1/products', headers: admin.auth, payload: { name: 'A chair', price: 4999, category: 'HOME', stock: 0, onSale: false } })).statusCode, 201)
+const secondPage = /^<([^>]+)>/.exec(String((await app.inject({ method: 'GET', url: '/v1/posts?limit=1' })).headers.link))![1]!
 
 interface WireAnswer { statusCode: number, headers: Record<string, string | string[] | undefined>, body: string }
 
@@ -94,8 +95,8 @@ describe('fast reads', () => {
     }
   })
 
-  for (const [path, route] of [[`/v1/posts/${postId}`, '/v1/posts/:id'], ['/v1/posts?limit=2', '/v1/posts']] as const) {
-    test(`the same access line and the same metrics as on Fastify's path: ${route}`, async () => {
+  for (const [path, route] of [[`/v1/posts/${postId}`, '/v1/posts/:id'], ['/v1/posts?limit=2', '/v1/posts'], [secondPage, '/v1/posts']] as const) {
+    test(`the same access line and the same metrics as on Fastify's path: ${route}${path.includes('cursor=') ? ', a next page' : ''}`, async () => {
       const metrics = app.accessLog.metrics as RequestMetrics
       const series = `http_requests_total{method="GET",route="${route}",status_code="200"}`
       const counted = (): number => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(metrics.exposition())?.[1] ?? 0)
@@ -133,6 +134,11 @@ describe('fast reads', () => {
         assert.equal(wire.headers.etag, undefined)
         assert.equal(wire.headers['x-content-type-options'], 'nosniff')
       }
+      // A list has no ETag: If-None-Match changes nothing, on either path.
+      const conditional = await both(`${list}?limit=1`, { 'if-none-match': '*' })
+      assert.equal(conditional.fast, true)
+      assert.equal(conditional.wire.statusCode, 200)
+      assertSameAnswer(conditional.viaFastify, conditional.wire)
       // The last page: no Link.
       const all = await both(`${list}?limit=100`)
       assert.equal(all.wire.headers.link, undefined)
