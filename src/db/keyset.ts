@@ -59,3 +59,31 @@ export function readPageSoon<Q, R> (queries: readonly Q[], limit: number, run: (
   }
   return rows.slice(0, limit)
 }
+
+/** Where a page of a list compiled once per shape starts: at the start, after an untied cursor, or inside a run of ties. */
+export type PageStart = 'no' | 'untied' | 'tied'
+
+/** Whether a page's query compares the cursor's id: all but SQLite's query of the keys beyond it (see above). */
+function usesId (dialect: 'sqlite' | 'postgres', tied: boolean, part: number): boolean {
+  return dialect === 'postgres' || (tied && part === 0)
+}
+
+/**
+ * Reads a page of a list whose queries are compiled once per shape (db/compiled.ts): `run` gets
+ * the shape (where the page starts, which of its queries) and the cursor's values that query
+ * takes (its key, then its id when it compares it), and returns its rows, at once or promised.
+ */
+export function readShapedPage<R> (dialect: 'sqlite' | 'postgres', position: { key: unknown, id: bigint, tied?: boolean } | undefined, limit: number,
+  run: (start: PageStart, part: number, cursor: unknown[]) => R[] | Promise<R[]>): R[] | Promise<R[]> {
+  const tied = position?.tied === true
+  const start: PageStart = position === undefined ? 'no' : tied ? 'tied' : 'untied'
+  const parts = dialect === 'sqlite' && tied ? [0, 1] : [0]
+  return readPageSoon(parts, limit, (part) => run(start, part, position === undefined ? [] : usesId(dialect, tied, part) ? [position.key, position.id] : [position.key]))
+}
+
+/** The position a shape's cursor values stand for, as its query is built (the id 0 where the query does not compare it). */
+export function shapedPosition (dialect: 'sqlite' | 'postgres', start: PageStart, part: number, cursor: unknown[]): { key: string | bigint, id: bigint, tied: boolean } | undefined {
+  if (start === 'no') return undefined
+  const tied = start === 'tied'
+  return { key: cursor[0] as string | bigint, id: usesId(dialect, tied, part) ? cursor[1] as bigint : 0n, tied }
+}

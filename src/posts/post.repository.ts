@@ -7,7 +7,7 @@ import type { PostRow, PostWithAuthor } from './post.table.js'
 import { sql, type CompiledQuery, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import type { PagePosition } from '../http/sorted-paging.js'
 import { boundsAfterCursor } from '../http/created-range.js'
-import { pageAfter, readPage, readPageSoon } from '../db/keyset.js'
+import { pageAfter, readPage, readShapedPage, shapedPosition, type PageStart } from '../db/keyset.js'
 import { fts5Query, tsQuery, tsQueryOnce } from '../search/search-terms.js'
 import { POST_ORDERS, readRelevanceKey, type PostListing, type PostOrderName, type RankedPostRow } from './post.listing.js'
 
@@ -126,17 +126,14 @@ function postsIn (db: Executor, ids: SelectQueryBuilder<Database, any, { id: big
 type PlainPage = (db: Executor, ...args: unknown[]) => CompiledQuery<RankedPostRow>
 const plainPages = new Map<string, PlainPage>()
 
-function plainPage (dialect: DialectName, sort: PostOrderName, author: boolean, after: 'no' | 'untied' | 'tied', part: number): PlainPage {
-  const shape = `${dialect} ${sort} ${author} ${after} ${part}`
+function plainPage (dialect: DialectName, sort: PostOrderName, author: boolean, start: PageStart, part: number): PlainPage {
+  const shape = `${dialect} ${sort} ${author} ${start} ${part}`
   let page = plainPages.get(shape)
   if (page === undefined) {
     page = precompiled((db: Executor, ...args: unknown[]) => {
-      const next = (() => { let i = 0; return () => args[i++] })()
-      const limit = next() as number
-      const authorId = author ? next() as bigint : undefined
-      // The query of the keys beyond the cursor's (SQLite) does not use the cursor's id.
-      const tied = after === 'tied'
-      const position = after === 'no' ? undefined : { key: next() as string | bigint, id: usesId(dialect, tied, part) ? next() as bigint : 0n, tied }
+      const limit = args[0] as number
+      const authorId = author ? args[1] as bigint : undefined
+      const position = shapedPosition(dialect, start, part, args.slice(author ? 2 : 1))
       return listPostsQueries(db, dialect, { sort, authorId, fingerprint: '' }, limit, position)[part]!
     }) as PlainPage
     plainPages.set(shape, page)
@@ -154,21 +151,9 @@ export function listPostsSoon (db: Executor, dialect: DialectName, listing: Post
     const queries = listPostsQueries(db, dialect, listing, limit, position)
     return readPage(queries, limit, async (query) => await query.execute() as RankedPostRow[])
   }
-  const args: unknown[] = [limit]
-  if (listing.authorId !== undefined) args.push(listing.authorId)
-  const tied = position?.tied === true
-  const after = position === undefined ? 'no' : tied ? 'tied' : 'untied'
-  const parts = dialect === 'sqlite' && tied ? [0, 1] : [0]
-  return readPageSoon(parts, limit, (part) => {
-    const page = plainPage(dialect, listing.sort, listing.authorId !== undefined, after, part)
-    const cursor = position === undefined ? [] : usesId(dialect, tied, part) ? [position.key, position.id] : [position.key]
-    return rowsSoon(db, page(db, ...args, ...cursor))
-  })
-}
-
-/** Whether a page's query compares the cursor's id: all but SQLite's query of the keys beyond it (db/keyset.ts). */
-function usesId (dialect: DialectName, tied: boolean, part: number): boolean {
-  return dialect === 'postgres' || (tied && part === 0)
+  const args: unknown[] = listing.authorId === undefined ? [limit] : [limit, listing.authorId]
+  return readShapedPage(dialect, position, limit, (start, part, cursor) =>
+    rowsSoon(db, plainPage(dialect, listing.sort, listing.authorId !== undefined, start, part)(db, ...args, ...cursor)))
 }
 
 const insertPostQuery = precompiled((db: Executor, authorId: bigint, title: string, content: string, now: string) =>

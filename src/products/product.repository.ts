@@ -1,15 +1,15 @@
-import { execute, firstRowSoon, precompiled } from '../db/compiled.js'
+import { execute, firstRowSoon, precompiled, rowsSoon } from '../db/compiled.js'
 import type { Executor } from '../db/schema.js'
 import { precompiledLock } from '../db/lock.js'
 import type { DialectName } from '../db/database.js'
 import type { Category } from './product.schemas.js'
 import type { ProductRow, ProductTable } from './product.table.js'
-import { sql, type RawBuilder, type Updateable } from 'kysely'
+import { sql, type CompiledQuery, type RawBuilder, type Updateable } from 'kysely'
 import { fts5Query, tsQuery, tsQueryOnce } from '../search/search-terms.js'
 import { fts5Occurrences, rankValue } from '../search/relevance.js'
-import { pageAfter, readPage } from '../db/keyset.js'
+import { pageAfter, readPage, readShapedPage, shapedPosition, type PageStart } from '../db/keyset.js'
 import type { PagePosition } from '../http/sorted-paging.js'
-import { PRODUCT_ORDERS, type ProductListing, type RankedProductRow } from './product.listing.js'
+import { PRODUCT_ORDERS, type ProductListing, type ProductOrderName, type RankedProductRow } from './product.listing.js'
 
 export interface NewProduct {
   name: string
@@ -117,8 +117,34 @@ export function listProductsQueries (db: Executor, dialect: DialectName, listing
 }
 
 export async function listProducts (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined): Promise<RankedProductRow[]> {
-  return await readPage(listProductsQueries(db, dialect, listing, limit, position), limit, async (query) => await query.execute())
+  return await listProductsSoon(db, dialect, listing, limit, position)
 }
+
+/** The page's rows: at once on SQLite for a list with no filter and no search (db/compiled.ts rowsSoon), else their promise. */
+export function listProductsSoon (db: Executor, dialect: DialectName, listing: ProductListing, limit: number, position: PagePosition<string | bigint> | undefined): RankedProductRow[] | Promise<RankedProductRow[]> {
+  if (!Object.values(listing.filters).every((value) => value === undefined)) {
+    return readPage(listProductsQueries(db, dialect, listing, limit, position), limit, async (query) => await query.execute())
+  }
+  return readShapedPage(dialect, position, limit, (start, part, cursor) => rowsSoon(db, plainPage(dialect, listing.sort, start, part)(db, limit, ...cursor)))
+}
+
+// The lists with no filter and no search (each sort, first page or after a cursor) are the ones
+// read most: each query of such a shape is compiled once (db/compiled.ts), its arguments the
+// page size, then the cursor's key and id, those it has.
+type PlainPage = (db: Executor, ...args: unknown[]) => CompiledQuery<RankedProductRow>
+const plainPages = new Map<string, PlainPage>()
+
+function plainPage (dialect: DialectName, sort: ProductOrderName, start: PageStart, part: number): PlainPage {
+  const shape = `${dialect} ${sort} ${start} ${part}`
+  let page = plainPages.get(shape)
+  if (page === undefined) {
+    page = precompiled((db: Executor, ...args: unknown[]) =>
+      listProductsQueries(db, dialect, { sort, filters: {}, fingerprint: '' }, args[0] as number, shapedPosition(dialect, start, part, args.slice(1)))[part]!) as PlainPage
+    plainPages.set(shape, page)
+  }
+  return page
+}
+
 
 export interface ProductChanges {
   name?: string

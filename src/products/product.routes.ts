@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { Type } from '@sinclair/typebox'
+import { soon } from '../db/compiled.js'
 import { nowIso } from '../db/types.js'
 import { authenticate, requireAdmin } from '../auth/authentication.js'
 import { ApiError } from '../http/errors.js'
@@ -15,7 +16,7 @@ import { answerPage, DEFAULT_LIMIT, pageOf, type Page } from '../http/paging.js'
 import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
 import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules, type ProductListQueryType } from './product.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
-import { findProductById, findProductSoon, insertProduct, listProducts, lockProduct, updateProduct } from './product.repository.js'
+import { findProductById, findProductSoon, insertProduct, listProductsSoon, lockProduct, updateProduct } from './product.repository.js'
 import { toProduct } from './product.representation.js'
 import { Product, ProductCreateBody, ProductPatchBody, WRITABLE_MEMBERS, type ProductType } from './product.schemas.js'
 import type { ProductRow } from './product.table.js'
@@ -27,14 +28,18 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const representation = (row: ProductRow): ProductType => toProduct(row, base)
   const ProductList = Type.Array(ref(Product), { maxItems: 100 })
 
-  /** The page of the list a valid query asks for; a cursor of another list is refused here (400 CURSOR_MISMATCH). */
-  async function productsPage (query: ProductListQueryType): Promise<Page<ProductType>> {
+  /**
+   * The page of the list a valid query asks for, at once where the database answers at once
+   * (product.repository.ts listProductsSoon), else its promise; a cursor of another list is
+   * refused here (400 CURSOR_MISMATCH).
+   */
+  function productsPage (query: ProductListQueryType): Page<ProductType> | Promise<Page<ProductType>> {
     const listing = productListing(query)
     const order = PRODUCT_ORDERS[listing.sort]
     const position = pagePosition(query.cursor, listing.fingerprint, order.readKey)
     const limit = query.limit ?? DEFAULT_LIMIT
-    const rows = await listProducts(db, dialect, listing, limit + 1, position)
-    return pageOf(rows, limit, representation, sortedCursorOf(listing.fingerprint, order.keyOf))
+    const cursorOf = sortedCursorOf(listing.fingerprint, order.keyOf)
+    return soon(listProductsSoon(db, dialect, listing, limit + 1, position), (rows) => pageOf(rows, limit, representation, cursorOf))
   }
 
   app.post('/products', {
