@@ -145,7 +145,6 @@ function plainPage (dialect: DialectName, sort: ProductOrderName, start: PageSta
   return page
 }
 
-
 export interface ProductChanges {
   name?: string
   price?: number
