@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import { DEFAULT_LIMIT } from './paging.js'
+import { soon } from '../db/compiled.js'
+import { DEFAULT_LIMIT, pageOf, type Page } from './paging.js'
 import { ApiError } from './errors.js'
 import { MAX_ID } from './schemas.js'
 
@@ -128,4 +129,18 @@ export function pagePosition<Key> (cursor: string | undefined, fingerprint: stri
   const key = readKey(parsed.key)
   if (key === undefined) throw new ApiError('VALIDATION_ERROR', { errors: [{ field: 'cursor', message: 'is not a valid cursor' }] })
   return { key, id: parsed.id, tied: parsed.tied }
+}
+
+/**
+ * The page of a sorted list a valid query asks for: where its cursor starts (a cursor of another
+ * list is refused: 400 CURSOR_MISMATCH), `read`'s rows from there (one more than the page, at
+ * once or promised), each `present`ed, and the next page's cursor.
+ */
+export function sortedPage<Row extends { id: bigint }, Key, Item> (query: { limit?: number, cursor?: string }, fingerprint: string,
+  order: { readKey: (key: string) => Key | undefined, keyOf: (row: Row) => string },
+  read: (rows: number, position: PagePosition<Key> | undefined) => Row[] | Promise<Row[]>, present: (row: Row) => Item): Page<Item> | Promise<Page<Item>> {
+  const position = pagePosition(query.cursor, fingerprint, order.readKey)
+  const limit = query.limit ?? DEFAULT_LIMIT
+  const cursorOf = sortedCursorOf(fingerprint, order.keyOf)
+  return soon(read(limit + 1, position), (rows) => pageOf(rows, limit, present, cursorOf))
 }

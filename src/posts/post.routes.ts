@@ -5,7 +5,6 @@ import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Executor } from '../db/schema.js'
-import { soon } from '../db/compiled.js'
 import { nowIso } from '../db/types.js'
 import { authenticate, currentUser } from '../auth/authentication.js'
 import { ApiError } from '../http/errors.js'
@@ -13,8 +12,8 @@ import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { recordEvent } from '../events/event.repository.js'
 import { writeWithEvents } from '../events/recorded-write.js'
-import { answerPage, DEFAULT_LIMIT, pageOf, type Page } from '../http/paging.js'
-import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
+import { answerPage, type Page } from '../http/paging.js'
+import { sortedPage } from '../http/sorted-paging.js'
 import { POST_ORDERS, PostListQuery, postListing, postQueryRules, type PostListQueryType } from './post.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, findPostSoon, insertPost, listPostsSoon, updatePost } from './post.repository.js'
@@ -42,11 +41,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
    */
   function postsPage (query: PostListQueryType): Page<ReturnType<typeof toPost>> | Promise<Page<ReturnType<typeof toPost>>> {
     const listing = postListing(query)
-    const order = POST_ORDERS[listing.sort]
-    const position = pagePosition(query.cursor, listing.fingerprint, order.readKey)
-    const limit = query.limit ?? DEFAULT_LIMIT
-    const cursorOf = sortedCursorOf(listing.fingerprint, order.keyOf)
-    return soon(listPostsSoon(db, dialect, listing, limit + 1, position), (rows) => pageOf(rows, limit, representation, cursorOf))
+    return sortedPage(query, listing.fingerprint, POST_ORDERS[listing.sort], (rows, position) => listPostsSoon(db, dialect, listing, rows, position), representation)
   }
 
   /** PUT, PATCH and DELETE of a post: the row locked, 404, then the author only, then If-Match. */

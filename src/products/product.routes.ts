@@ -4,7 +4,6 @@ import fp from 'fastify-plugin'
 import { requires } from '../auth/scopes.js'
 import { FEATURE_PREREQUISITES } from '../http/plugins.js'
 import { Type } from '@sinclair/typebox'
-import { soon } from '../db/compiled.js'
 import { nowIso } from '../db/types.js'
 import { authenticate, requireAdmin } from '../auth/authentication.js'
 import { ApiError } from '../http/errors.js'
@@ -12,8 +11,8 @@ import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
 import { write } from '../db/write.js'
 import { recordEvent } from '../events/event.repository.js'
-import { answerPage, DEFAULT_LIMIT, pageOf, type Page } from '../http/paging.js'
-import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
+import { answerPage, type Page } from '../http/paging.js'
+import { sortedPage } from '../http/sorted-paging.js'
 import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules, type ProductListQueryType } from './product.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, findProductSoon, insertProduct, listProductsSoon, lockProduct, updateProduct } from './product.repository.js'
@@ -35,11 +34,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
    */
   function productsPage (query: ProductListQueryType): Page<ProductType> | Promise<Page<ProductType>> {
     const listing = productListing(query)
-    const order = PRODUCT_ORDERS[listing.sort]
-    const position = pagePosition(query.cursor, listing.fingerprint, order.readKey)
-    const limit = query.limit ?? DEFAULT_LIMIT
-    const cursorOf = sortedCursorOf(listing.fingerprint, order.keyOf)
-    return soon(listProductsSoon(db, dialect, listing, limit + 1, position), (rows) => pageOf(rows, limit, representation, cursorOf))
+    return sortedPage(query, listing.fingerprint, PRODUCT_ORDERS[listing.sort], (rows, position) => listProductsSoon(db, dialect, listing, rows, position), representation)
   }
 
   app.post('/products', {

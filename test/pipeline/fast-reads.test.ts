@@ -61,6 +61,17 @@ async function both (path: string, headers: Record<string, string> = {}, method:
   return { viaFastify, wire, fast: app.fastReads.answered === before + 1, id }
 }
 
+/** Each request reaches Fastify's path (not the fast one) and gets the answer inject gets. */
+async function assertHandedOver (cases: Array<[string, string, Record<string, string>?, ('GET' | 'HEAD')?]>): Promise<void> {
+  for (const [what, path, headers, method] of cases) {
+    const { viaFastify, wire, fast } = await both(path, headers, method)
+    assert.equal(fast, false, `${what}: not on the fast path`)
+    assert.equal(wire.statusCode, viaFastify.statusCode, what)
+    assert.equal(wire.body, viaFastify.body, what)
+    assert.deepEqual(comparable(wire.headers), comparable(viaFastify.headers), what)
+  }
+}
+
 function assertSameAnswer (viaFastify: LightMyRequestResponse, wire: WireAnswer): void {
   assert.equal(wire.statusCode, viaFastify.statusCode)
   assert.equal(wire.body, viaFastify.body)
@@ -180,13 +191,7 @@ describe('fast reads', () => {
       ['an Origin', '/v1/posts', { origin: 'https://elsewhere.example' }],
       ['HEAD', '/v1/posts', {}, 'HEAD']
     ]
-    for (const [what, path, headers, method] of cases) {
-      const { viaFastify, wire, fast } = await both(path, headers, method)
-      assert.equal(fast, false, `${what}: not on the fast path`)
-      assert.equal(wire.statusCode, viaFastify.statusCode, what)
-      assert.equal(wire.body, viaFastify.body, what)
-      assert.deepEqual(comparable(wire.headers), comparable(viaFastify.headers), what)
-    }
+    await assertHandedOver(cases)
     // What a client cannot send through undici (it drops an empty query), read as the server would.
     for (const url of ['/v1/posts?', '/v1/posts?&', '/v1/posts?limit=2&&', '/v1/posts?limit=2&cursor=a&limit=3']) assert.equal(listQuery(url, '/v1/posts'), undefined, url)
     assert.deepEqual(listQuery('/v1/posts?cursor=a_-B&limit=100', '/v1/posts'), { cursor: 'a_-B', limit: 100 })
@@ -232,13 +237,7 @@ describe('fast reads', () => {
       ['an unknown post with If-None-Match: *', '/v1/posts/987654321', { 'if-none-match': '*' }],
       ['HEAD', `/v1/posts/${postId}`, {}, 'HEAD']
     ]
-    for (const [what, path, headers, method] of cases) {
-      const { viaFastify, wire, fast } = await both(path, headers, method)
-      assert.equal(fast, false, `${what}: not on the fast path`)
-      assert.equal(wire.statusCode, viaFastify.statusCode, what)
-      assert.equal(wire.body, viaFastify.body, what)
-      assert.deepEqual(comparable(wire.headers), comparable(viaFastify.headers), what)
-    }
+    await assertHandedOver(cases)
     const unknown = await overWire(undefined, '/v1/posts/987654321', { 'x-request-id': 'unknown-post' })
     assertError({ ...unknown, json: () => JSON.parse(unknown.body) }, 404, 'POST_NOT_FOUND')
     const invalid = await overWire(undefined, '/v1/posts/0', { 'x-request-id': 'zero-id' })
