@@ -16,6 +16,10 @@
 // rounds each server runs once in each place and right after each other server once. (Rotating
 // one order, as this did first, keeps every server behind the same one: the copy always ran
 // right after this checkout, and the A/A read +3 to +5 µs a request with no change at all.)
+// Every square runs on new processes of the four, each warmed for 2 s first: one process of a
+// build can cost 5 µs a request more or less than another of the same build for its whole life
+// (the base's own cost read +29.9 in one run and +37.3 in the next, with no change), so a
+// comparison of one process against another measured luck; over a run's squares it averages.
 //
 // The comparison is by CPU time per answered request: each server process's user and system time
 // (every thread of it), read from /proc/<pid>/stat just before and after each run and divided by
@@ -89,13 +93,26 @@ try {
   if (baseSeed.status !== 0) throw new Error(`seeding with ${base}'s own code failed`)
   const args = serviceArguments()
   const baseArgs = [...args.slice(0, -1), join(tree, 'dist/server.js')]
-  const [before, after, copy, floor] = [
-    await startService(baseArgs, baseScratch.url, join(work, 'base.log'), `base (${base})`),
-    await startService(args, scratch.url, join(work, 'this.log'), 'this checkout'),
-    await startService(args, scratch.url, join(work, 'copy.log'), 'this checkout, again (A/A)'),
-    await startFloor(scratch.url, join(work, 'floor.log'))
+  const starts: Array<() => Promise<Server>> = [
+    async () => await startService(baseArgs, baseScratch.url, join(work, 'base.log'), `base (${base})`),
+    async () => await startService(args, scratch.url, join(work, 'this.log'), 'this checkout'),
+    async () => await startService(args, scratch.url, join(work, 'copy.log'), 'this checkout, again (A/A)'),
+    async () => await startFloor(scratch.url, join(work, 'floor.log'))
   ]
-  servers.push(before, after, copy, floor)
+  /** Each server's peak resident memory over the processes it has had, MiB. */
+  const peaks = starts.map(() => 0)
+  /** The four servers anew: the processes so far stopped (their peaks kept), new ones started. */
+  const restart = async (): Promise<void> => {
+    for (const [i, server] of servers.splice(0).entries()) {
+      peaks[i] = Math.max(peaks[i]!, server.highWater())
+      await server.stop()
+    }
+    for (const start of starts) servers.push(await start())
+  }
+  await restart()
+  const names = servers.map((server) => server.name)
+  /** Whether the processes have measured nothing yet (no restart needed before the next square). */
+  let fresh = true
   const reads: Array<{ key: string, name: string, read: Read }> = [
     { key: 'post-by-id', name: 'GET /v1/posts/{id}', read: { prefix: '/v1/posts/', ids: data.postIds } },
     { key: 'product-by-id', name: 'GET /v1/products/{id}', read: { prefix: '/v1/products/', ids: data.productIds } },
@@ -107,9 +124,13 @@ try {
       if (result.bad > 0) throw new Error(`${server.name}, ${name}: ${result.badDetail}`)
       return result
     }
-    for (const server of servers) await run(server, 2)
     const runs = servers.map(() => [] as Costed[])
     for (let round = 0; round < ROUNDS; round++) {
+      if (round % BALANCED_ORDERS.length === 0) {
+        if (!fresh) await restart()
+        fresh = false
+        for (const server of servers) await run(server, 2)
+      }
       for (const i of BALANCED_ORDERS[round % BALANCED_ORDERS.length]!) runs[i]!.push(await run(servers[i]!, SECONDS))
     }
     const [b, a, c, f] = runs as [Costed[], Costed[], Costed[], Costed[]]
@@ -118,10 +139,10 @@ try {
     console.log(`\n### ${name}\n`)
     console.log('| server | req/s | user µs/req | system µs/req | total µs/req | own cost µs/req | own / floor |')
     console.log('|---|---:|---:|---:|---:|---:|---:|')
-    for (const [server, side] of [[before, b], [after, a], [copy, c], [floor, f]] as const) {
+    for (const [label, side] of [[names[0], b], [names[1], a], [names[2], c], [names[3], f]] as const) {
       const cpu = (part: 'user' | 'system' | 'total') => spread(side.map((m) => m.cpu[part]), fmt)
       const mine = side === f ? undefined : own(side)
-      console.log(`| ${server.name} | ${fmt(median(side.map((m) => m.rps)), 0)} | ${cpu('user')} | ${cpu('system')} | ${cpu('total')} | ` +
+      console.log(`| ${label} | ${fmt(median(side.map((m) => m.rps)), 0)} | ${cpu('user')} | ${cpu('system')} | ${cpu('total')} | ` +
         `${mine === undefined ? '' : spread(mine, signed, ' … ')} | ${mine === undefined ? '' : spread(mine.map((x, i) => 1 + x / f[i]!.cpu.total), pct, ' … ')} |`)
     }
     // Round by round: `x` against `y` (this against base, the copy against this).
@@ -138,7 +159,7 @@ try {
     console.log(`\nA clock tick (1/${clockTicksPerSecond()} s) is at most ${tick.toFixed(2)} µs/req over a round's requests here: each server's user and system figure ` +
       `is known to about that, a difference between two of them to about twice that (${(2 * tick).toFixed(2)} µs/req).`)
   }
-  console.log(`\nPeak resident memory (VmHWM), MiB: ${servers.map((server) => `${server.name} ${fmt(server.highWater(), 0)}`).join(', ')}`)
+  console.log(`\nPeak resident memory (VmHWM), MiB, the greatest over each server's processes: ${servers.map((server, i) => `${server.name} ${fmt(Math.max(peaks[i]!, server.highWater()), 0)}`).join(', ')}`)
 } finally {
   for (const server of servers) await server.stop()
   await scratch.drop()
