@@ -43,7 +43,7 @@ export function encodeSortedCursor (cursor: SortedCursor): string {
   return Buffer.from(PREFIX + JSON.stringify(cursor.tied === true ? [...parts, 1] : parts)).toString('base64url')
 }
 
-/** The cursor after a page's last row, given the row after it (finishPage's `cursorOf`). */
+/** The cursor after a page's last row, given the row after it (pageOf's `cursorOf`). */
 export function sortedCursorOf<K> (fingerprint: string, keyOf: (row: K) => string): <T extends K & { id: bigint }>(row: T, next: T | undefined) => string {
   return (row, next) => {
     const key = keyOf(row)

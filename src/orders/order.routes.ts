@@ -12,8 +12,8 @@ import { authenticate, currentUser, isAdmin, requireSelfOrAdmin, type CurrentUse
 import { ApiError } from '../http/errors.js'
 import { sendTagged, sendWithTag } from '../http/etag.js'
 import { guardedWrite } from '../http/guarded-write.js'
-import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
-import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
+import { answerPage } from '../http/paging.js'
+import { sortedPage } from '../http/sorted-paging.js'
 import { orderCursorKey, OrderListQuery, orderListing, orderQueryRules, type OrderListQueryType } from './order.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success, withHeaders } from '../http/schemas.js'
 import { findUserById } from '../users/user.repository.js'
@@ -154,10 +154,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   /** A page of the orders `owner` placed (everyone's when undefined), under the query's filters and sort. */
   async function listPage (request: FastifyRequest, query: OrderListQueryType, reply: FastifyReply, owner: bigint | undefined): Promise<OrderType[]> {
     const listing = orderListing(query)
-    const position = pagePosition(query.cursor, listing.fingerprint, orderCursorKey.readKey)
-    const limit = query.limit ?? DEFAULT_LIMIT
-    const rows = await listOrders(db, dialect, listing, owner, limit + 1, position)
-    return finishPage(request, reply, rows, limit, toOrder, sortedCursorOf(listing.fingerprint, orderCursorKey.keyOf))
+    return answerPage(request, reply, await sortedPage(query, listing.fingerprint, orderCursorKey, async (rows, position) => await listOrders(db, dialect, listing, owner, rows, position), toOrder))
   }
 
   app.get('/orders', {

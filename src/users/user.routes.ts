@@ -26,8 +26,8 @@ import { toManagedUser, toUserAccount, toUserPrivate, toUserPublic } from './use
 import { ManagedUser, PasswordChangeBody, Profile, UserAccount, UserCreateBody, UserPrivate, UserPublic, UserReplaceBody } from './user.schemas.js'
 import type { UserRow } from './user.table.js'
 import { Type } from '@sinclair/typebox'
-import { DEFAULT_LIMIT, finishPage } from '../http/paging.js'
-import { pagePosition, sortedCursorOf } from '../http/sorted-paging.js'
+import { answerPage } from '../http/paging.js'
+import { sortedPage } from '../http/sorted-paging.js'
 import { userCursorKey, UserListQuery, userListing, userQueryRules } from './user.listing.js'
 import { hasLiveToken, voidTokens } from '../accounts/account-token.repository.js'
 import { afterPasswordReplaced, queueAccountMail } from '../accounts/account.service.js'
@@ -109,10 +109,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     requireAdmin(request)
     const listing = userListing(request.query)
-    const position = pagePosition(request.query.cursor, listing.fingerprint, userCursorKey.readKey)
-    const limit = request.query.limit ?? DEFAULT_LIMIT
-    const rows = await listUsers(db, dialect, listing, limit + 1, position)
-    return finishPage(request, reply, rows, limit, toManagedUser, sortedCursorOf(listing.fingerprint, userCursorKey.keyOf))
+    return answerPage(request, reply, await sortedPage(request.query, listing.fingerprint, userCursorKey, async (rows, position) => await listUsers(db, dialect, listing, rows, position), toManagedUser))
   })
 
   app.get('/users/:id', {
