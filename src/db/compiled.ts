@@ -16,7 +16,12 @@ import { handleOf, write } from './write.js'
 // once per connection (db/statement-names.ts). A precompiled query is run with execute (below),
 // on SQLite straight on the connection.
 
-interface Entry<R> { query: CompiledQuery<R>, slots: number[] }
+interface Entry<R> {
+  query: CompiledQuery<R>
+  slots: number[]
+  /** Whether the parameters are the arguments themselves, in order (the call's argument list is then the parameter list). */
+  inOrder: boolean
+}
 
 export function precompiled<A extends unknown[], R> (build: (db: Executor, ...args: A) => Compilable<R>): (db: Executor, ...args: A) => CompiledQuery<R> {
   const cache = new WeakMap<Executor, Entry<R>>()
@@ -31,12 +36,19 @@ export function precompiled<A extends unknown[], R> (build: (db: Executor, ...ar
       // Every argument must become a parameter; one that the builder turned into SQL text (or
       // dropped) would make every later call run with the first call's markers.
       if (!args.every((_, i) => slots.includes(i))) throw new Error('precompiled: an argument did not become a parameter')
-      entry = { query, slots }
+      entry = { query, slots, inOrder: slots.length === args.length && slots.every((slot, i) => slot === i) }
       cache.set(handle, entry)
       nameStatement(query.sql)
     }
     const { query, slots } = entry
-    return { ...query, parameters: slots.map((slot, i) => slot === -1 ? query.parameters[i] : args[slot]) }
+    // A literal of the compiled query's four members rather than a spread of it: the spread
+    // copied them through the runtime's generic object clone on every call of a hot read.
+    return {
+      query: query.query,
+      queryId: query.queryId,
+      sql: query.sql,
+      parameters: entry.inOrder ? args : slots.map((slot, i) => slot === -1 ? query.parameters[i] : args[slot])
+    }
   }
 }
 
@@ -61,7 +73,10 @@ export async function execute<R> (executor: Executor, query: CompiledQuery<R>): 
  * pipeline/fast-reads.ts: about 5 µs of CPU a read); a promise of it on PostgreSQL.
  */
 export function firstRowSoon<R> (executor: Executor, query: CompiledQuery<R>): R | undefined | Promise<R | undefined> {
-  return soon(rowsSoon(executor, query), (rows) => rows[0])
+  const handle = handleOf(executor)
+  const sqlite = handle === undefined ? undefined : sqliteHandleOf(handle)
+  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).first(query)
+  return execute(executor, query).then((result) => result.rows[0])
 }
 
 /** The rows of a precompiled query: at once on SQLite, a promise of them on PostgreSQL (as firstRowSoon). */

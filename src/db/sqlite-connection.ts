@@ -54,6 +54,15 @@ export class SqliteConnection {
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] }
   }
 
+  /**
+   * The first row of a compiled query that returns rows, run now: one step of the statement
+   * rather than all of them into an array (a read by id has one row or none). A write that
+   * returns rows makes all its changes in that first step, as SQLite documents for RETURNING.
+   */
+  first<R> (query: CompiledQuery<R>): R | undefined {
+    return this.prepare(query.sql).get(query.parameters) as R | undefined
+  }
+
   /** The Kysely dialect over this connection; `beforeDestroy` runs when Kysely is destroyed, before the connection closes. */
   dialect (beforeDestroy?: () => Promise<void>): SqliteDialect {
     const database: SqliteDialectDatabase = {

@@ -39,6 +39,26 @@ describe('precompiled queries', () => {
     }
   })
 
+  test('values put where the markers were: arguments out of order, around a constant of the builder', async () => {
+    const { app, close } = await buildTestApp()
+    try {
+      const named = precompiled((db: Executor, limit: number, name: string) =>
+        db.selectFrom('users').select('id').where('name', '=', name).where('id', '>', 0n).limit(limit))
+      const first = named(app.db, 5, 'Ada')
+      const second = named(app.db, 7, 'Bob')
+      assert.deepEqual(first.parameters, ['Ada', 0n, 5])
+      assert.deepEqual(second.parameters, ['Bob', 0n, 7])
+      // In order, the call's arguments are its parameters: each call has its own list.
+      const byId = precompiled((db: Executor, id: bigint, name: string) => db.selectFrom('users').select('id').where('id', '=', id).where('name', '=', name))
+      const [a, b] = [byId(app.db, 1n, 'Ada'), byId(app.db, 2n, 'Bob')]
+      assert.deepEqual([a.parameters, b.parameters], [[1n, 'Ada'], [2n, 'Bob']])
+      assert.notEqual(a.parameters, b.parameters)
+      assert.equal(a.query, b.query)
+    } finally {
+      await close()
+    }
+  })
+
   test('a query inside a transaction runs on the transaction: rolled back with it', async () => {
     const { app, close } = await buildTestApp()
     try {
