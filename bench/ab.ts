@@ -101,18 +101,24 @@ try {
   ]
   /** Each server's peak resident memory over the processes it has had, MiB. */
   const peaks = starts.map(() => 0)
-  /** The four servers anew: the processes so far stopped (their peaks kept), new ones started. */
-  const restart = async (): Promise<void> => {
-    for (const [i, server] of servers.splice(0).entries()) {
+  /**
+   * The four servers anew, started in `order` (each square starts them in another, as it runs
+   * them: one always started first or last would be so in every square): the processes so far
+   * stopped (their peaks kept), new ones started.
+   */
+  const restart = async (order: readonly number[]): Promise<void> => {
+    for (const [i, server] of servers.entries()) {
       peaks[i] = Math.max(peaks[i]!, server.highWater())
       await server.stop()
     }
-    for (const start of starts) servers.push(await start())
+    for (const i of order) servers[i] = await starts[i]!()
   }
-  await restart()
+  await restart(BALANCED_ORDERS[0])
   const names = servers.map((server) => server.name)
   /** Whether the processes have measured nothing yet (no restart needed before the next square). */
   let fresh = true
+  /** Squares run so far, over every read: the next one's order of starting. */
+  let squares = 0
   const reads: Array<{ key: string, name: string, read: Read }> = [
     { key: 'post-by-id', name: 'GET /v1/posts/{id}', read: { prefix: '/v1/posts/', ids: data.postIds } },
     { key: 'product-by-id', name: 'GET /v1/products/{id}', read: { prefix: '/v1/products/', ids: data.productIds } },
@@ -127,9 +133,10 @@ try {
     const runs = servers.map(() => [] as Costed[])
     for (let round = 0; round < ROUNDS; round++) {
       if (round % BALANCED_ORDERS.length === 0) {
-        if (!fresh) await restart()
+        const order = BALANCED_ORDERS[squares++ % BALANCED_ORDERS.length]!
+        if (!fresh) await restart(order)
         fresh = false
-        for (const server of servers) await run(server, 2)
+        for (const i of order) await run(servers[i]!, 2)
       }
       for (const i of BALANCED_ORDERS[round % BALANCED_ORDERS.length]!) runs[i]!.push(await run(servers[i]!, SECONDS))
     }
