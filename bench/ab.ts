@@ -16,10 +16,11 @@
 // rounds each server runs once in each place and right after each other server once. (Rotating
 // one order, as this did first, keeps every server behind the same one: the copy always ran
 // right after this checkout, and the A/A read +3 to +5 µs a request with no change at all.)
-// Every square runs on new processes of the four, each warmed for 2 s first: one process of a
-// build can cost 5 µs a request more or less than another of the same build for its whole life
-// (the base's own cost read +29.9 in one run and +37.3 in the next, with no change), so a
-// comparison of one process against another measured luck; over a run's squares it averages.
+// Every square runs on new processes of the four, started and warmed for 2 s in the square's own
+// order: one process of a build can cost 5 µs a request more or less than another of the same
+// build for its whole life (the base's own cost read +29.9 in one run and +37.3 in the next, with
+// no change), so a comparison of one process against another measured luck, which a run's
+// squares average; started always in one order, the A/A read −2 to −3 µs.
 //
 // The comparison is by CPU time per answered request: each server process's user and system time
 // (every thread of it), read from /proc/<pid>/stat just before and after each run and divided by
