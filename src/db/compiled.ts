@@ -1,6 +1,7 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
 import { postgresPoolOf, runOnPool, sqliteHandleOf } from './database.js'
 import type { Db, Executor } from './schema.js'
+import type { SqliteConnection } from './sqlite-connection.js'
 import { nameStatement } from './statement-names.js'
 import { handleOf, write } from './write.js'
 
@@ -61,10 +62,16 @@ export function precompiled<A extends unknown[], R> (build: (db: Executor, ...ar
 export async function execute<R> (executor: Executor, query: CompiledQuery<R>): Promise<QueryResult<R>> {
   const handle = handleOf(executor)
   if (handle === undefined) return await executor.executeQuery(query)
-  const sqlite = sqliteHandleOf(handle)
-  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).run(query)
+  const sqlite = sqliteConnectionOf(handle, executor)
+  if (sqlite !== undefined) return sqlite.run(query)
   const pool = executor.isTransaction ? undefined : postgresPoolOf(handle)
   return pool === undefined ? await executor.executeQuery(query) : await runOnPool(pool, query)
+}
+
+/** The SQLite connection a precompiled query runs on at once: the writer inside a unit of work, the reader otherwise; undefined on PostgreSQL. */
+function sqliteConnectionOf (handle: Db | undefined, executor: Executor): SqliteConnection | undefined {
+  const sqlite = handle === undefined ? undefined : sqliteHandleOf(handle)
+  return sqlite === undefined ? undefined : executor.isTransaction ? sqlite.writer : sqlite.reader
 }
 
 /**
@@ -73,18 +80,14 @@ export async function execute<R> (executor: Executor, query: CompiledQuery<R>): 
  * pipeline/fast-reads.ts: about 5 µs of CPU a read); a promise of it on PostgreSQL.
  */
 export function firstRowSoon<R> (executor: Executor, query: CompiledQuery<R>): R | undefined | Promise<R | undefined> {
-  const handle = handleOf(executor)
-  const sqlite = handle === undefined ? undefined : sqliteHandleOf(handle)
-  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).first(query)
-  return execute(executor, query).then((result) => result.rows[0])
+  const sqlite = sqliteConnectionOf(handleOf(executor), executor)
+  return sqlite !== undefined ? sqlite.first(query) : execute(executor, query).then((result) => result.rows[0])
 }
 
 /** The rows of a precompiled query: at once on SQLite, a promise of them on PostgreSQL (as firstRowSoon). */
 export function rowsSoon<R> (executor: Executor, query: CompiledQuery<R>): R[] | Promise<R[]> {
-  const handle = handleOf(executor)
-  const sqlite = handle === undefined ? undefined : sqliteHandleOf(handle)
-  if (sqlite !== undefined) return (executor.isTransaction ? sqlite.writer : sqlite.reader).run(query).rows
-  return execute(executor, query).then((result) => result.rows)
+  const sqlite = sqliteConnectionOf(handleOf(executor), executor)
+  return sqlite !== undefined ? sqlite.run(query).rows : execute(executor, query).then((result) => result.rows)
 }
 
 /** `then` of a value that may be at hand already: `next` of it at once, or of its promise when it is one. */
