@@ -9,6 +9,9 @@ import type { Config } from './config/config.js'
 // (Node.js before 22.1 has no cache; runtime.js then says the version is too old.)
 enableCompileCache?.()
 await import('./runtime.js')
+// Before the modules load (their loading runs full garbage collections): src/next-tick-shape.ts.
+const { keepNextTickShape } = await import('./next-tick-shape.js')
+keepNextTickShape()
 const [
   { setTimeout: sleep }, { default: closeWithGrace }, { buildApp }, { unwritableTarget }, { litestreamBinary }, { Replication },
   { ConfigError, loadConfig }, { openDatabase, sqliteFile }, { migrateToLatest }, { logWhenWritten }, { ensureAdmin }
