@@ -207,10 +207,11 @@ export class FastReads {
     // The fields as node:http's writeHead takes them flat (name, value, name, value…): no object
     // grown member by member on every answer, which went through the runtime's slow paths.
     const headers: OutgoingHttpHeader[] = []
-    if (app.rateLimiter !== undefined) {
-      const fields = app.rateLimiter.countWithin(address)
-      if (fields === undefined) return false
-      for (const name in fields) headers.push(name, fields[name]!)
+    const limiter = app.rateLimiter
+    if (limiter !== undefined) {
+      const rateLimit = limiter.countWithin(address)
+      if (rateLimit === undefined) return false
+      headers.push('ratelimit-policy', limiter.policy, 'ratelimit', rateLimit)
     }
     const id = genReqId(req)
     if (found.link !== undefined) headers.push('link', found.link)

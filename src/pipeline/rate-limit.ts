@@ -88,11 +88,13 @@ export interface RateLimiter {
   countKey: (request: FastifyRequest, reply: FastifyReply | undefined, keyId: bigint) => void
   /**
    * For a read answered before Fastify's request path (fast-reads.ts): counts one request in the
-   * window of this client address and returns the RateLimit fields to send, or, when the request
-   * would go past the limit, counts nothing and returns undefined (the request path then counts
-   * it and refuses it).
+   * window of this client address and returns the RateLimit field's value to send beside
+   * `policy`, or, when the request would go past the limit, counts nothing and returns undefined
+   * (the request path then counts it and refuses it).
    */
-  countWithin: (address: string) => Record<string, string> | undefined
+  countWithin: (address: string) => string | undefined
+  /** The RateLimit-Policy field's value, the same on every answer. */
+  policy: string
 }
 
 export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedElsewhere = () => false }) => {
@@ -132,7 +134,8 @@ export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedEl
       if (windows.full(key, now, perMinute)) return undefined
       const window = windows.hit(key, now)
       const reset = Math.max(1, Math.ceil((window.endsAt - now) / 1000))
-      return { 'ratelimit-policy': policy, ratelimit: `"default";r=${Math.max(0, perMinute - window.count)};t=${reset}` }
-    }
+      return `"default";r=${Math.max(0, perMinute - window.count)};t=${reset}`
+    },
+    policy
   })
 }, { name: 'rate-limit', dependencies: ['error-handler', 'cors'] })

@@ -47,6 +47,8 @@ describe('request log', () => {
     assert.equal(line.route, '/v1/posts')
     assert.equal(line.statusCode, 200)
     assert.equal(typeof line.responseTime, 'number')
+    // In milliseconds to the microsecond: no digits past the third after the point.
+    assert.equal(Math.round(Number(line.responseTime) * 1000) / 1000, line.responseTime)
     // pino's own line, member for member: its base members, the request id, then the fields.
     assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'reqId', 'method', 'url', 'route', 'statusCode', 'responseTime', 'remoteAddress', 'msg'])
     assert.ok(Math.abs(Number(line.time) - Date.now()) < 5000)
