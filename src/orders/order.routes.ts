@@ -154,7 +154,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   /** A page of the orders `owner` placed (everyone's when undefined), under the query's filters and sort. */
   async function listPage (request: FastifyRequest, query: OrderListQueryType, reply: FastifyReply, owner: bigint | undefined): Promise<OrderType[]> {
     const listing = orderListing(query)
-    return answerPage(request, reply, await sortedPage(query, listing.fingerprint, orderCursorKey, async (rows, position) => await listOrders(db, dialect, listing, owner, rows, position), toOrder))
+    return answerPage(request, reply, await sortedPage(query, listing.fingerprint, orderCursorKey, (rows, position) => listOrders(db, dialect, listing, owner, rows, position), toOrder))
   }
 
   app.get('/orders', {

@@ -109,7 +109,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     requireAdmin(request)
     const listing = userListing(request.query)
-    return answerPage(request, reply, await sortedPage(request.query, listing.fingerprint, userCursorKey, async (rows, position) => await listUsers(db, dialect, listing, rows, position), toManagedUser))
+    return answerPage(request, reply, await sortedPage(request.query, listing.fingerprint, userCursorKey, (rows, position) => listUsers(db, dialect, listing, rows, position), toManagedUser))
   })
 
   app.get('/users/:id', {
