@@ -29,6 +29,12 @@ const STATEMENT_CACHE_SIZE = 500
 // (perf); a statement's `reader` never changes, so it is read once, when it is prepared.
 interface OwnStatement { statement: SqliteDatabase.Statement, reader: boolean }
 
+/** Sets `key` in a cache of at most STATEMENT_CACHE_SIZE entries, forgetting the oldest when full. */
+function remember<V> (cache: Map<string, V>, key: string, value: V): void {
+  if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+  cache.set(key, value)
+}
+
 export class SqliteConnection {
   readonly #sqlite: SqliteDatabase.Database
   readonly #statements = new Map<string, SqliteDatabase.Statement>()
@@ -47,8 +53,7 @@ export class SqliteConnection {
     let statement = this.#statements.get(sql)
     if (statement === undefined || statement.busy) {
       statement = this.#sqlite.prepare(sql)
-      if (this.#statements.size >= STATEMENT_CACHE_SIZE) this.#statements.delete(this.#statements.keys().next().value!)
-      this.#statements.set(sql, statement)
+      remember(this.#statements, sql, statement)
     }
     return statement
   }
@@ -59,8 +64,7 @@ export class SqliteConnection {
     if (own === undefined) {
       const statement = this.#sqlite.prepare(sql)
       own = { statement, reader: statement.reader }
-      if (this.#own.size >= STATEMENT_CACHE_SIZE) this.#own.delete(this.#own.keys().next().value!)
-      this.#own.set(sql, own)
+      remember(this.#own, sql, own)
     }
     return own
   }

@@ -151,16 +151,17 @@ export function nextPageUrl (url: string, cursor: string): string {
   if (FORM_PLAIN_VALUE.test(cursor) && (given === '' || FORM_PLAIN_QUERY.test(given))) {
     // What set() does to such a query, as text: the first `cursor` pair takes the new value and
     // the others go; with none, the pair comes last.
-    let query = ''
+    const pairs: string[] = []
     let set = false
     for (const pair of given === '' ? [] : given.split('&')) {
-      if (!pair.startsWith('cursor=')) query += `${query === '' ? '' : '&'}${pair}`
+      if (!pair.startsWith('cursor=')) pairs.push(pair)
       else if (!set) {
-        query += `${query === '' ? '' : '&'}cursor=${cursor}`
+        pairs.push(`cursor=${cursor}`)
         set = true
       }
     }
-    return `${path}?${query}${set ? '' : `${query === '' ? '' : '&'}cursor=${cursor}`}`
+    if (!set) pairs.push(`cursor=${cursor}`)
+    return `${path}?${pairs.join('&')}`
   }
   // From the `?` on: the constructor drops one leading `?`, as the URL's own query does.
   const query = new URLSearchParams(mark === -1 ? '' : url.slice(mark))

@@ -105,12 +105,17 @@ export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedEl
   const windows = new FixedWindows()
   const policy = `"default";q=${perMinute};w=${WINDOW_SECONDS}`
 
+  /** Seconds until the window ends, at least 1. */
+  const resetOf = (window: { endsAt: number }, now: number): number => Math.max(1, Math.ceil((window.endsAt - now) / 1000))
+  /** The RateLimit field: what is left of the window and when it ends. */
+  const fieldOf = (window: { count: number }, reset: number): string => `"default";r=${Math.max(0, perMinute - window.count)};t=${reset}`
+
   /** Counts a request in `key`'s window: the error past the limit, else undefined (headers set). */
   function count (key: string, reply: FastifyReply | undefined): ApiError | undefined {
     const now = Date.now()
     const window = windows.hit(key, now)
-    const reset = Math.max(1, Math.ceil((window.endsAt - now) / 1000))
-    const headers = { 'ratelimit-policy': policy, ratelimit: `"default";r=${Math.max(0, perMinute - window.count)};t=${reset}` }
+    const reset = resetOf(window, now)
+    const headers = { 'ratelimit-policy': policy, ratelimit: fieldOf(window, reset) }
     if (window.count > perMinute) return new ApiError('TOO_MANY_REQUESTS', { headers: { ...headers, 'retry-after': String(reset) } })
     reply?.headers(headers)
     return undefined
@@ -133,8 +138,7 @@ export const rateLimit = fp<RateLimitOptions>(async (app, { perMinute, countedEl
       const now = Date.now()
       if (windows.full(key, now, perMinute)) return undefined
       const window = windows.hit(key, now)
-      const reset = Math.max(1, Math.ceil((window.endsAt - now) / 1000))
-      return `"default";r=${Math.max(0, perMinute - window.count)};t=${reset}`
+      return fieldOf(window, resetOf(window, now))
     },
     policy
   })

@@ -11,12 +11,13 @@ import { planOf } from './route-plan.js'
 //
 // The line is the one pino would write for `request.log.info({ method, url, route, statusCode,
 // responseTime, remoteAddress }, 'request completed')`, member for member (NDJSON that pino-pretty
-// and log shippers read; responseTime to the microsecond), but built here as text and handed to the logger's own destination:
-// pino's generic serialisation walked the object and escaped every value, and Fastify's
-// `routeOptions` built an object of twelve members for the route's pattern; together most of
-// the line's cost (docs/PERFORMANCE.md). Values that may hold a quote, a backslash or a control
-// character (the URL, a client's request id, the client address) are escaped as JSON.stringify
-// would; the others are safe by construction (a method Node parsed, a route pattern, a number).
+// and log shippers read; responseTime to the microsecond), but built here as text and handed to
+// the logger's own destination: pino's generic serialisation walked the object and escaped every
+// value, and Fastify's `routeOptions` built an object of twelve members for the route's pattern;
+// together most of the line's cost (docs/PERFORMANCE.md). Values that may hold a quote, a
+// backslash or a control character (the URL, a client's request id, the client address) are
+// escaped as JSON.stringify would; the others are safe by construction (a method Node parsed, a
+// route pattern, a number).
 //
 // The lines reach the destination (pino's SonicBoom) in batches: every FLUSH_MS, or as soon as
 // FLUSH_BYTES are waiting, and at once by flush() (the process exiting, a fatal line:
