@@ -14,9 +14,9 @@ import { genReqId } from './request-id.js'
 // and reply objects, its hooks and its reply's header and serialisation steps were most of the
 // service's own cost on such a read, more than the floor's whole work (node:http, the statement,
 // JSON.stringify: docs/PERFORMANCE.md). Every feature of the read stays on: the same
-// representation serialised by the same compiled serializer, a read's strong ETag and 304, a
-// list's next-page Link, the request id, the rate limit, `nosniff`, the request metrics and the
-// access line, the server's time limits.
+// representation, serialised by the same compiled serializer (a list's page: by JSON.stringify,
+// to the same text), a read's strong ETag and 304, a list's next-page Link, the request id, the
+// rate limit, `nosniff`, the request metrics and the access line, the server's time limits.
 //
 // Only a request for which Fastify's path could do nothing more is taken: GET, the route's path
 // with a canonical id and no query (a read), or with no query but a canonical `limit` (1 to 100)
@@ -44,14 +44,17 @@ export interface FastRead<Row> {
 
 /**
  * A list answered here when asked for with `limit` and `cursor` only: `route` is its path
- * (`/v1/posts`), `schema` its body's, `page` the route's own reading of the page (a query as
- * Fastify's validation leaves it), at once where the database answers at once, else its promise;
- * a page that fails (a cursor of another list) is the route's to answer.
+ * (`/v1/posts`), `page` the route's own reading of the page (a query as Fastify's validation
+ * leaves it), at once where the database answers at once, else its promise; a page that fails (a
+ * cursor of another list, an integer a JSON number cannot hold) is the route's to answer. Its
+ * items are written by JSON.stringify, so they are built for it (http/json-numbers.ts), exactly
+ * as the list's schema's serializer writes the route's own (each resource's tests hold the two
+ * texts equal): one native call writes flat text, where the serializer's, built piece by piece,
+ * was flattened again to be measured and sent.
  */
-export interface FastList<Item> {
+export interface FastList {
   route: string
-  schema: TSchema
-  page: (query: ListQuery) => Page<Item> | Promise<Page<Item>>
+  page: (query: ListQuery) => Page<unknown> | Promise<Page<unknown>>
 }
 
 /** The query a list is taken with: nothing but these two, each at most once. */
@@ -70,7 +73,8 @@ interface Registered {
   /** The answer, or undefined (no such row) for Fastify's path to answer; at once or its promise. */
   read: (argument: unknown, url: string) => Found | undefined | Promise<Found | undefined>
 }
-interface Pending { app: FastifyInstance, schema: TSchema, route: Omit<Registered, 'serialize'> }
+/** A route waiting for the app to be ready; `schema`: the body's, whose serializer writes it (a read), or none (a list: JSON.stringify). */
+interface Pending { app: FastifyInstance, schema?: TSchema, route: Omit<Registered, 'serialize'> }
 
 /** What the routes register (app.fastReads) and what the server factory answers with. */
 export class FastReads {
@@ -104,10 +108,9 @@ export class FastReads {
   }
 
   /** Answers the list's pages asked for with `limit` and `cursor` only here once the app is ready. */
-  addList<Item> (app: FastifyInstance, list: FastList<Item>): void {
+  addList (app: FastifyInstance, list: FastList): void {
     this.#pending.push({
       app,
-      schema: list.schema,
       route: {
         route: list.route,
         tagged: false,
@@ -122,7 +125,7 @@ export class FastReads {
   attach (app: FastifyInstance, trustProxy: string[]): void {
     // Compiled now that every named schema is registered, by the app's own compiler.
     for (const { app: context, schema, route } of this.#pending.splice(0)) {
-      this.#routes.push({ ...route, serialize: serializerOf(context, schema) })
+      this.#routes.push({ ...route, serialize: schema === undefined ? JSON.stringify : serializerOf(context, schema) })
     }
     this.#app = app
     this.#on = app.log.level !== 'debug' && app.log.level !== 'trace' && app.config.corsOrigins.length === 0
@@ -150,7 +153,8 @@ export class FastReads {
       try {
         found = route.route.read(route.argument, req.url!)
       } catch {
-        // The database failed: Fastify's path reads again and answers as it answers any failure.
+        // The database failed, or a list's page holds an integer a JSON number cannot hold:
+        // Fastify's path reads again and answers as it answers any request.
         fastify(req, res)
         return
       }

@@ -18,7 +18,7 @@ import { POST_ORDERS, PostListQuery, postListing, postQueryRules, type PostListQ
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NoContent, NotModified, ref, success } from '../http/schemas.js'
 import { countView, deletePost, findPost, findPostForUpdate, findPostSoon, insertPost, listPostsSoon, updatePost } from './post.repository.js'
 import type { PostWithAuthor } from './post.table.js'
-import { toPost } from './post.representation.js'
+import { toPost, toPostJson } from './post.representation.js'
 import { Post, PostCreateBody, PostList, PostPatchBody, PostReplaceBody, PostViews } from './post.schemas.js'
 
 const tags = ['posts']
@@ -35,13 +35,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const representation = (row: PostWithAuthor): ReturnType<typeof toPost> => toPost(row, base)
 
   /**
-   * The page of the list a valid query asks for, at once where the database answers at once
-   * (post.repository.ts listPostsSoon), else its promise; a cursor of another list is refused
-   * here (400 CURSOR_MISMATCH).
+   * The page of the list a valid query asks for, each row `present`ed, at once where the database
+   * answers at once (post.repository.ts listPostsSoon), else its promise; a cursor of another
+   * list is refused here (400 CURSOR_MISMATCH).
    */
-  function postsPage (query: PostListQueryType): Page<ReturnType<typeof toPost>> | Promise<Page<ReturnType<typeof toPost>>> {
+  function postsPage<Item> (query: PostListQueryType, present: (row: PostWithAuthor) => Item): Page<Item> | Promise<Page<Item>> {
     const listing = postListing(query)
-    return sortedPage(query, listing.fingerprint, POST_ORDERS[listing.sort], (rows, position) => listPostsSoon(db, dialect, listing, rows, position), representation)
+    return sortedPage(query, listing.fingerprint, POST_ORDERS[listing.sort], (rows, position) => listPostsSoon(db, dialect, listing, rows, position), present)
   }
 
   /** PUT, PATCH and DELETE of a post: the row locked, 404, then the author only, then If-Match. */
@@ -84,9 +84,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         ...errorResponses('VALIDATION_ERROR', 'CURSOR_MISMATCH')
       }
     }
-  }, async (request, reply) => answerPage(request, reply, await postsPage(request.query)))
+  }, async (request, reply) => answerPage(request, reply, await postsPage(request.query, representation)))
   // The pages asked for with `limit` and `cursor` only, answered before Fastify's request path (pipeline/fast-reads.ts).
-  app.fastReads.addList(app, { route: `${app.prefix}/posts`, schema: PostList, page: postsPage })
+  app.fastReads.addList(app, { route: `${app.prefix}/posts`, page: (query) => postsPage(query, (row) => toPostJson(row, base)) })
 
   app.get('/posts/:id', {
     schema: {

@@ -16,7 +16,7 @@ import { sortedPage } from '../http/sorted-paging.js'
 import { PRODUCT_ORDERS, ProductListQuery, productListing, productQueryRules, type ProductListQueryType } from './product.listing.js'
 import { AUTH_ERRORS, BODY_ERRORS, errorResponses, ETAG_HEADER, IdParams, IfMatchHeaders, IfNoneMatchHeaders, LINK_HEADER, LOCATION_HEADER, NotModified, ref, success } from '../http/schemas.js'
 import { findProductById, findProductSoon, insertProduct, listProductsSoon, lockProduct, updateProduct } from './product.repository.js'
-import { toProduct } from './product.representation.js'
+import { toProduct, toProductJson } from './product.representation.js'
 import { Product, ProductCreateBody, ProductPatchBody, WRITABLE_MEMBERS, type ProductType } from './product.schemas.js'
 import type { ProductRow } from './product.table.js'
 
@@ -28,13 +28,13 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   const ProductList = Type.Array(ref(Product), { maxItems: 100 })
 
   /**
-   * The page of the list a valid query asks for, at once where the database answers at once
-   * (product.repository.ts listProductsSoon), else its promise; a cursor of another list is
-   * refused here (400 CURSOR_MISMATCH).
+   * The page of the list a valid query asks for, each row `present`ed, at once where the database
+   * answers at once (product.repository.ts listProductsSoon), else its promise; a cursor of
+   * another list is refused here (400 CURSOR_MISMATCH).
    */
-  function productsPage (query: ProductListQueryType): Page<ProductType> | Promise<Page<ProductType>> {
+  function productsPage<Item> (query: ProductListQueryType, present: (row: ProductRow) => Item): Page<Item> | Promise<Page<Item>> {
     const listing = productListing(query)
-    return sortedPage(query, listing.fingerprint, PRODUCT_ORDERS[listing.sort], (rows, position) => listProductsSoon(db, dialect, listing, rows, position), representation)
+    return sortedPage(query, listing.fingerprint, PRODUCT_ORDERS[listing.sort], (rows, position) => listProductsSoon(db, dialect, listing, rows, position), present)
   }
 
   app.post('/products', {
@@ -77,9 +77,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         ...errorResponses('VALIDATION_ERROR', 'CURSOR_MISMATCH')
       }
     }
-  }, async (request, reply) => answerPage(request, reply, await productsPage(request.query)))
+  }, async (request, reply) => answerPage(request, reply, await productsPage(request.query, representation)))
   // The pages asked for with `limit` and `cursor` only, answered before Fastify's request path (pipeline/fast-reads.ts).
-  app.fastReads.addList(app, { route: `${app.prefix}/products`, schema: ProductList, page: productsPage })
+  app.fastReads.addList(app, { route: `${app.prefix}/products`, page: (query) => productsPage(query, (row) => toProductJson(row, base)) })
 
   app.get('/products/:id', {
     schema: {

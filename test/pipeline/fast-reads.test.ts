@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { Agent, request } from 'undici'
+import { write } from '../../src/db/write.js'
 import { listQuery } from '../../src/pipeline/fast-reads.js'
 import type { RequestMetrics } from '../../src/service/request-metrics.js'
 import { assertError, buildTestApp, createAdmin, createUser, type TestApp } from '../helper.js'
@@ -201,6 +202,22 @@ describe('fast reads', () => {
     assertError({ ...bad, json: () => JSON.parse(bad.body) }, 400, 'VALIDATION_ERROR', ['cursor'])
     const twice = await overWire(undefined, '/v1/posts?limit=2&limit=3', { 'x-request-id': 'limit-twice' })
     assertError({ ...twice, json: () => JSON.parse(twice.body) }, 400, 'VALIDATION_ERROR', ['limit'])
+  })
+
+  test('a page holding a view count past 2^53 − 1: Fastify\'s path writes it, every digit', async () => {
+    const setViews = async (views: bigint) => {
+      await write(app.db, async (trx) => { await trx.updateTable('posts').set({ views }).where('id', '=', BigInt(postId)).execute() })
+    }
+    await setViews(9007199254740993n)
+    try {
+      const { viaFastify, wire, fast } = await both('/v1/posts?limit=100')
+      assert.equal(fast, false, 'not on the fast path')
+      assertSameAnswer(viaFastify, wire)
+      assert.match(wire.body, new RegExp(`"id":${postId},[^]*?"views":9007199254740993,`))
+    } finally {
+      await setViews(0n)
+    }
+    assert.equal((await both('/v1/posts?limit=100')).fast, true, 'back on the fast path')
   })
 
   test('any query of the two lists: the same status, body and Link over the wire as through Fastify\'s path', { timeout: 60_000 }, async () => {
