@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto'
 import type { TSchema } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { sharedSerializers } from '../pipeline/serializers.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from './errors.js'
 
 // Strong entity tags: a hash of exactly the bytes of the representation the response sends, so
@@ -37,17 +36,6 @@ function reference (schema: TSchema): TSchema {
 /** The representation as the response writes it: JSON by its named schema. */
 function serialize (reply: FastifyReply, schema: TSchema, representation: unknown): string {
   return reply.compileSerializationSchema(reference(schema))(representation as Record<string, unknown>)
-}
-
-/**
- * The serializer a route gives its answers by this schema (by reference when the schema is
- * named, as a reply's compileSerializationSchema is given it; as it is when not, as a route's
- * response schema is), for a read answered before Fastify's request path
- * (pipeline/fast-reads.ts): the app's own serializer compiler (pipeline/serializers.ts) over the
- * app's named schemas, so the bytes are the same.
- */
-export function serializerOf (app: FastifyInstance, schema: TSchema): (representation: unknown) => string {
-  return sharedSerializers(app.getSchemas())({ schema: schema.$id === undefined ? schema : reference(schema) })
 }
 
 export function tagOf (json: string): string {

@@ -1,10 +1,9 @@
 import type { IncomingMessage, OutgoingHttpHeader, Server, ServerOptions, ServerResponse } from 'node:http'
 import proxyAddr from '@fastify/proxy-addr'
-import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { soon } from '../db/compiled.js'
-import { noneMatch, serializerOf, tagOf } from '../http/etag.js'
+import { noneMatch, tagOf } from '../http/etag.js'
 import { nextPageLink, type Page } from '../http/paging.js'
 import { trustForwardedFor } from './forwarded-for.js'
 import { genReqId } from './request-id.js'
@@ -14,9 +13,11 @@ import { genReqId } from './request-id.js'
 // and reply objects, its hooks and its reply's header and serialisation steps were most of the
 // service's own cost on such a read, more than the floor's whole work (node:http, the statement,
 // JSON.stringify: docs/PERFORMANCE.md). Every feature of the read stays on: the same
-// representation, serialised by the same compiled serializer (a list's page: by JSON.stringify,
-// to the same text), a read's strong ETag and 304, a list's next-page Link, the request id, the
-// rate limit, `nosniff`, the request metrics and the access line, the server's time limits.
+// representation, written to the same text (by JSON.stringify, from the representation built for
+// it: one native call writes flat text, where the schema's serializer builds it piece by piece,
+// flattened again before it could be measured, hashed and sent), a read's strong ETag and 304, a
+// list's next-page Link, the request id, the rate limit, `nosniff`, the request metrics and the
+// access line, the server's time limits.
 //
 // Only a request for which Fastify's path could do nothing more is taken: GET, the route's path
 // with a canonical id and no query (a read), or with no query but a canonical `limit` (1 to 100)
@@ -33,11 +34,13 @@ import { genReqId } from './request-id.js'
 /**
  * A read by id answered here: `route` is Fastify's pattern (`/v1/posts/:id`); `find` the id's
  * row, at once where the database answers at once (SQLite: no promise between the statement and
- * the answer), else its promise; `present` the row's representation, by the named `schema`.
+ * the answer), else its promise; `present` the row's representation built for JSON.stringify
+ * (http/json-numbers.ts), which writes it as the route's schema's serializer writes the route's
+ * own (each resource's tests hold the two texts equal); a RangeError there, an integer a JSON
+ * number cannot hold, leaves the read to Fastify's path.
  */
 export interface FastRead<Row> {
   route: string
-  schema: TSchema
   find: (id: bigint) => Row | undefined | Promise<Row | undefined>
   present: (row: Row) => unknown
 }
@@ -47,10 +50,7 @@ export interface FastRead<Row> {
  * (`/v1/posts`), `page` the route's own reading of the page (a query as Fastify's validation
  * leaves it), at once where the database answers at once, else its promise; a page that fails (a
  * cursor of another list, an integer a JSON number cannot hold) is the route's to answer. Its
- * items are written by JSON.stringify, so they are built for it (http/json-numbers.ts), exactly
- * as the list's schema's serializer writes the route's own (each resource's tests hold the two
- * texts equal): one native call writes flat text, where the serializer's, built piece by piece,
- * was flattened again to be measured and sent.
+ * items are built for JSON.stringify, as a read's row is.
  */
 export interface FastList {
   route: string
@@ -65,7 +65,6 @@ interface Found { body: unknown, link?: string }
 
 interface Registered {
   route: string
-  serialize: (value: unknown) => string
   /** Whether the answer carries the body's ETag (and a current If-None-Match gets a 304): a read, not a list. */
   tagged: boolean
   /** The request's argument when its URL is one this route takes here, else undefined. */
@@ -73,13 +72,11 @@ interface Registered {
   /** The answer, or undefined (no such row) for Fastify's path to answer; at once or its promise. */
   read: (argument: unknown, url: string) => Found | undefined | Promise<Found | undefined>
 }
-/** A route waiting for the app to be ready; `schema`: the body's, whose serializer writes it (a read), or none (a list: JSON.stringify). */
-interface Pending { app: FastifyInstance, schema?: TSchema, route: Omit<Registered, 'serialize'> }
+
 
 /** What the routes register (app.fastReads) and what the server factory answers with. */
 export class FastReads {
   readonly #routes: Registered[] = []
-  readonly #pending: Pending[] = []
   #app: FastifyInstance | undefined
   #clientAddress: ((req: IncomingMessage) => string | undefined) | undefined
   /** Whether this path answers at all: not at debug (every arrival is logged on Fastify's path), not with CORS on (its headers). */
@@ -87,46 +84,35 @@ export class FastReads {
   /** Requests answered here since the process started (the tests' evidence that this path ran). */
   answered = 0
 
-  /** Answers the route's reads by id here once the app is ready; `app`: the route's own (its named schemas). */
-  addRead<Row> (app: FastifyInstance, read: FastRead<Row>): void {
+  /** Answers the route's reads by id here once the app is ready. */
+  addRead<Row> (read: FastRead<Row>): void {
     const prefix = read.route.slice(0, read.route.lastIndexOf(':'))
     const found = (row: Row | undefined): Found | undefined => row === undefined ? undefined : { body: read.present(row) }
-    this.#pending.push({
-      app,
-      schema: read.schema,
-      route: {
-        route: read.route,
-        tagged: true,
-        match: (url) => {
-          if (!url.startsWith(prefix)) return undefined
-          const id = url.slice(prefix.length)
-          return CANONICAL_ID.test(id) ? BigInt(id) : undefined
-        },
-        read: (id) => soon(read.find(id as bigint), found)
-      }
+    this.#routes.push({
+      route: read.route,
+      tagged: true,
+      match: (url) => {
+        if (!url.startsWith(prefix)) return undefined
+        const id = url.slice(prefix.length)
+        return CANONICAL_ID.test(id) ? BigInt(id) : undefined
+      },
+      read: (id) => soon(read.find(id as bigint), found)
     })
   }
 
   /** Answers the list's pages asked for with `limit` and `cursor` only here once the app is ready. */
-  addList (app: FastifyInstance, list: FastList): void {
-    this.#pending.push({
-      app,
-      route: {
-        route: list.route,
-        tagged: false,
-        match: (url) => listQuery(url, list.route),
-        read: (query, url) => soon(list.page(query as ListQuery), (page) =>
-          page.next === undefined ? { body: page.items } : { body: page.items, link: nextPageLink(url, page.next) })
-      }
+  addList (list: FastList): void {
+    this.#routes.push({
+      route: list.route,
+      tagged: false,
+      match: (url) => listQuery(url, list.route),
+      read: (query, url) => soon(list.page(query as ListQuery), (page) =>
+        page.next === undefined ? { body: page.items } : { body: page.items, link: nextPageLink(url, page.next) })
     })
   }
 
   /** The app whose parts (drain, rate limit, access line, logger) the fast answers use, once it is ready. */
   attach (app: FastifyInstance, trustProxy: string[]): void {
-    // Compiled now that every named schema is registered, by the app's own compiler.
-    for (const { app: context, schema, route } of this.#pending.splice(0)) {
-      this.#routes.push({ ...route, serialize: schema === undefined ? JSON.stringify : serializerOf(context, schema) })
-    }
     this.#app = app
     this.#on = app.log.level !== 'debug' && app.log.level !== 'trace' && app.config.corsOrigins.length === 0
     if (trustProxy.length > 0) {
@@ -206,7 +192,7 @@ export class FastReads {
     if (address === undefined) return false
     // Everything that could fail comes before the request is counted, so that a request handed to
     // Fastify's path after all is counted there only.
-    const json = route.serialize(found.body)
+    const json = JSON.stringify(found.body)
     const etag = route.tagged ? tagOf(json) : undefined
     // The fields as node:http's writeHead takes them flat (name, value, name, value…): no object
     // grown member by member on every answer, which went through the runtime's slow paths.

@@ -86,7 +86,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => answerPage(request, reply, await postsPage(request.query, representation)))
   // The pages asked for with `limit` and `cursor` only, answered before Fastify's request path (pipeline/fast-reads.ts).
-  app.fastReads.addList(app, { route: `${app.prefix}/posts`, page: (query) => postsPage(query, (row) => toPostJson(row, base)) })
+  app.fastReads.addList({ route: `${app.prefix}/posts`, page: (query) => postsPage(query, (row) => toPostJson(row, base)) })
 
   app.get('/posts/:id', {
     schema: {
@@ -109,11 +109,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await sendTagged(request, reply, Post, representation(post))
   })
   // The same read, answered before Fastify's request path when nothing else is asked (pipeline/fast-reads.ts).
-  app.fastReads.addRead(app, {
+  app.fastReads.addRead({
     route: `${app.prefix}/posts/:id`,
-    schema: Post,
     find: (id) => findPostSoon(db, id),
-    present: representation
+    present: (row) => toPostJson(row, base)
   })
 
   app.post('/posts', {

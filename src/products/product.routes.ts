@@ -79,7 +79,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => answerPage(request, reply, await productsPage(request.query, representation)))
   // The pages asked for with `limit` and `cursor` only, answered before Fastify's request path (pipeline/fast-reads.ts).
-  app.fastReads.addList(app, { route: `${app.prefix}/products`, page: (query) => productsPage(query, (row) => toProductJson(row, base)) })
+  app.fastReads.addList({ route: `${app.prefix}/products`, page: (query) => productsPage(query, (row) => toProductJson(row, base)) })
 
   app.get('/products/:id', {
     schema: {
@@ -98,11 +98,10 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     return await sendTagged(request, reply, Product, representation(row))
   })
   // The same read, answered before Fastify's request path when nothing else is asked (pipeline/fast-reads.ts).
-  app.fastReads.addRead(app, {
+  app.fastReads.addRead({
     route: `${app.prefix}/products/:id`,
-    schema: Product,
     find: (id) => findProductSoon(db, id),
-    present: representation
+    present: (row) => toProductJson(row, base)
   })
 
   app.patch('/products/:id', {

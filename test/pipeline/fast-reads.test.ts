@@ -204,20 +204,22 @@ describe('fast reads', () => {
     assertError({ ...twice, json: () => JSON.parse(twice.body) }, 400, 'VALIDATION_ERROR', ['limit'])
   })
 
-  test('a page holding a view count past 2^53 − 1: Fastify\'s path writes it, every digit', async () => {
+  test('a post or a page holding a view count past 2^53 − 1: Fastify\'s path writes it, every digit', async () => {
     const setViews = async (views: bigint) => {
       await write(app.db, async (trx) => { await trx.updateTable('posts').set({ views }).where('id', '=', BigInt(postId)).execute() })
     }
     await setViews(9007199254740993n)
     try {
-      const { viaFastify, wire, fast } = await both('/v1/posts?limit=100')
-      assert.equal(fast, false, 'not on the fast path')
-      assertSameAnswer(viaFastify, wire)
-      assert.match(wire.body, new RegExp(`"id":${postId},[^]*?"views":9007199254740993,`))
+      for (const path of [`/v1/posts/${postId}`, '/v1/posts?limit=100']) {
+        const { viaFastify, wire, fast } = await both(path)
+        assert.equal(fast, false, `${path}: not on the fast path`)
+        assertSameAnswer(viaFastify, wire)
+        assert.match(wire.body, new RegExp(`"id":${postId},[^]*?"views":9007199254740993,`), path)
+      }
     } finally {
       await setViews(0n)
     }
-    assert.equal((await both('/v1/posts?limit=100')).fast, true, 'back on the fast path')
+    for (const path of [`/v1/posts/${postId}`, '/v1/posts?limit=100']) assert.equal((await both(path)).fast, true, `${path}: back on the fast path`)
   })
 
   test('any query of the two lists: the same status, body and Link over the wire as through Fastify\'s path', { timeout: 60_000 }, async () => {
