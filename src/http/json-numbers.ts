@@ -1,10 +1,11 @@
 // Both drivers read every integer as a BigInt (db/types.ts), and a representation keeps them so:
 // the schema's serializer writes a BigInt as a JSON number, JSON.stringify refuses one. Where a
-// representation is written by the runtime's JSON.stringify instead (a page of a list on the
-// fast path, pipeline/fast-reads.ts: one native call that writes flat text, where the
-// serializer's text is built piece by piece and flattened again before it can be measured and
-// sent), its integers are made numbers when it is built, with `asNumber`, which refuses one that
-// a number cannot hold exactly: that page is then left to the serializer, which writes every digit.
+// representation is written by the runtime's JSON.stringify instead (the answers of the fast
+// path, pipeline/fast-reads.ts: one native call that writes flat text, where the serializer's
+// text is built piece by piece and flattened again before it can be measured, hashed and sent),
+// its integers are made numbers when it is built, with `asNumber`, which refuses one that a
+// number cannot hold exactly: that answer is then left to the serializer, which writes every
+// digit.
 
 /** The representation T as JSON.stringify takes it: its BigInts as numbers. */
 export type JsonReady<T> = T extends bigint

@@ -73,7 +73,6 @@ interface Registered {
   read: (argument: unknown, url: string) => Found | undefined | Promise<Found | undefined>
 }
 
-
 /** What the routes register (app.fastReads) and what the server factory answers with. */
 export class FastReads {
   readonly #routes: Registered[] = []
@@ -139,7 +138,7 @@ export class FastReads {
       try {
         found = route.route.read(route.argument, req.url!)
       } catch {
-        // The database failed, or a list's page holds an integer a JSON number cannot hold:
+        // The database failed, or the answer holds an integer a JSON number cannot hold:
         // Fastify's path reads again and answers as it answers any request.
         fastify(req, res)
         return
