@@ -6,8 +6,8 @@
 // string key from the label values and looks the series up by it, even through `labels()`.
 // That cost 2.2–3.2 µs a request here, and taking it out saved about 5% of the instructions of a
 // cached read (docs/decisions.md, Performance). Here a series is found by its route and then
-// among that route's few, and counted in place. prom-client still collects the process metrics; the listener puts these two
-// after them.
+// among that route's few, and counted in place. prom-client still collects the process metrics;
+// the listener puts these two after them.
 
 /** Upper bounds of the latency buckets, in seconds (prom-client's defaults without the 10 s one). */
 export const DURATION_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] as const
