@@ -106,7 +106,7 @@ export class FastReads {
       tagged: false,
       match: (url) => listQuery(url, list.route),
       read: (query, url) => soon(list.page(query as ListQuery), (page) =>
-        page.next === undefined ? { body: page.items } : { body: page.items, link: nextPageLink(url, page.next) })
+        page.next === undefined ? { body: page.items } : { body: page.items, link: nextListLink(url, list.route.length, query as ListQuery, page.next) })
     })
   }
 
@@ -227,6 +227,7 @@ const CANONICAL_ID = /^[1-9][0-9]{0,17}$/
 // A list's query as its schema reads it and would not change: `limit` written as the schema's
 // integer 1 to 100 is written, a cursor's characters (base64url) within its maximum length.
 const LIST_PARAMETER = /^(?:limit=([1-9][0-9]?|100)|cursor=([A-Za-z0-9_-]{1,1200}))$/
+const CURSOR_VALUE = /^[A-Za-z0-9_-]+$/
 
 /** `limit` and `cursor` of a URL of the list at `path` asking for nothing else, each at most once; else undefined. */
 export function listQuery (url: string, path: string): ListQuery | undefined {
@@ -248,6 +249,20 @@ export function listQuery (url: string, path: string): ListQuery | undefined {
     }
   }
   return query
+}
+
+/**
+ * The next page's Link for a URL listQuery took, as nextPageLink writes it: the URL with its
+ * `cursor` pair given the next cursor in its place, or one added last. Such a URL is plain and
+ * its query holds at most one `cursor`, so the text is edited where nextPageUrl would test and
+ * split it (a cursor is base64url; one that were not goes the general way).
+ */
+export function nextListLink (url: string, pathLength: number, query: ListQuery, next: string): string {
+  if (!CURSOR_VALUE.test(next)) return nextPageLink(url, next)
+  if (query.cursor === undefined) return `<${url}${url.length === pathLength ? '?' : '&'}cursor=${next}>; rel="next"`
+  // The one `cursor=` of the query: a limit's pair holds none, and a cursor's value no `=`.
+  const value = url.indexOf('cursor=', pathLength) + 'cursor='.length
+  return `<${url.slice(0, value)}${next}${url.slice(value + query.cursor.length)}>; rel="next"`
 }
 
 /**

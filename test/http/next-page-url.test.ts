@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { nextPageUrl } from '../../src/http/paging.js'
+import { nextPageLink, nextPageUrl } from '../../src/http/paging.js'
+import { listQuery, nextListLink } from '../../src/pipeline/fast-reads.js'
 
 // The next page's link keeps the request's path and query and sets `cursor`, exactly as the URL
 // parser and URLSearchParams write them; plain URLs take a shorter way that must not differ.
@@ -47,4 +48,23 @@ test('a query of plain pairs, edited as text: the same link as through the URL o
     const url = q === '' ? path : `${path}?${q}`
     assert.equal(nextPageUrl(url, cursor), reference(url, cursor))
   }), { numRuns: 2000 })
+})
+
+test('a list URL the fast reads take, edited where it stands: the same Link as nextPageLink writes', () => {
+  // Mostly pairs the fast reads take, and a few they refuse (which the property then skips).
+  const limit = fc.oneof({ arbitrary: fc.integer({ min: 1, max: 100 }).map(String), weight: 6 }, fc.constantFrom('0', '101', '07', ''))
+  const cursor = fc.oneof({ arbitrary: fc.stringMatching(/^[\w-]{1,12}$/), weight: 6 }, fc.constantFrom('', 'a.b'))
+  const pair = fc.oneof({ arbitrary: limit.map((v) => `limit=${v}`), weight: 4 }, { arbitrary: cursor.map((v) => `cursor=${v}`), weight: 4 }, fc.constantFrom('sort=title', 'cursor', ''))
+  const url = fc.tuple(fc.constantFrom('/v1/posts', '/v1/products'), fc.array(pair, { maxLength: 3 }), fc.boolean())
+    .map(([path, pairs, mark]) => pairs.length === 0 ? (mark ? `${path}?` : path) : `${path}?${pairs.join('&')}`)
+  let taken = 0
+  fc.assert(fc.property(url, fc.oneof(fc.stringMatching(/^[\w-]{1,40}$/), fc.string({ maxLength: 8 })), (u, next) => {
+    const path = u.startsWith('/v1/posts') ? '/v1/posts' : '/v1/products'
+    const query = listQuery(u, path)
+    if (query === undefined) return
+    taken++
+    assert.equal(nextListLink(u, path.length, query, next), nextPageLink(u, next))
+  }), { numRuns: 3000 })
+  // Most of the URLs drawn are ones the fast reads take (else this test would hold nothing).
+  assert.ok(taken > 1000, `${taken} URLs taken`)
 })
