@@ -8,8 +8,8 @@
 //             the same way (20 ms or 16 KiB) and handed to pino's destination on stdout
 //   id        the service's request id (X-Request-Id in, or a random UUID) sent back, and its
 //             time limits on requests and connections (the options Fastify gives node:http)
-//   tag       the serializer fast-json-stringify compiles from the schema, an ETag (SHA-1 of the
-//             bytes sent) and 304
+//   tag       the representation written by JSON.stringify (as the service's fast reads write
+//             theirs), an ETag (SHA-1 of the bytes sent) and 304
 //   metrics   the service's request counter and duration histogram
 //   limit     the service's fixed-window rate limit, counting the client and sending its headers
 //   validate  the path id checked against the route schema's pattern
@@ -18,16 +18,13 @@
 //   CEILING_DATABASE_URL=file:…   CEILING_PORT=…   node --import tsx bench/ceiling-http.ts
 import { hostname } from 'node:os'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import fastJson from 'fast-json-stringify'
 import pino from 'pino'
 import { clientKey } from '../src/http/client-address.js'
 import { FixedWindows } from '../src/pipeline/rate-limit.js'
 import { genReqId } from '../src/pipeline/request-id.js'
 import { RequestMetrics } from '../src/service/request-metrics.js'
-import { POST_JSON, PRODUCT_JSON, readPost, readProduct, tagOf } from './ceiling-reads.js'
+import { readPost, readProduct, tagOf } from './ceiling-reads.js'
 
-const postJson = fastJson(POST_JSON)
-const productJson = fastJson(PRODUCT_JSON)
 const ID = /^[1-9][0-9]{0,15}$/
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -89,13 +86,13 @@ const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, co
     if (!ID.test(id)) { answer(req, res, started, '/v1/posts/:id', 400, '{}', {}); return }
     const post = readPost(Number(id))
     if (post === undefined) { answer(req, res, started, '/v1/posts/:id', 404, '{"code":"POST_NOT_FOUND"}', {}); return }
-    tagged(req, res, started, '/v1/posts/:id', postJson(post))
+    tagged(req, res, started, '/v1/posts/:id', JSON.stringify(post))
   } else if (req.method === 'GET' && url.startsWith('/v1/products/')) {
     const id = url.slice('/v1/products/'.length)
     if (!ID.test(id)) { answer(req, res, started, '/v1/products/:id', 400, '{}', {}); return }
     const product = readProduct(Number(id))
     if (product === undefined) { answer(req, res, started, '/v1/products/:id', 404, '{"code":"PRODUCT_NOT_FOUND"}', {}); return }
-    tagged(req, res, started, '/v1/products/:id', productJson(product))
+    tagged(req, res, started, '/v1/products/:id', JSON.stringify(product))
   } else if (url === '/health/ready') {
     res.writeHead(200, { 'content-type': JSON_TYPE })
     res.end('{"status":"ok"}')
